@@ -1,0 +1,128 @@
+"""Advice and report: what the advisor hands to the presenters (CLI, SARIF, LSP).
+
+Plain immutable data with a ``to_json`` form; locations carry the build-time
+path after source-path mapping has been applied by whoever produced them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int
+    function: str = ""        # mangled function name
+    offset: int | None = None # SASS offset within the section
+
+
+@dataclass(frozen=True)
+class Hotspot:
+    """One blamed def -> use pair: the stall was seen at ``use``, caused by ``def_``."""
+
+    def_: Location           # JSON key "def"
+    use: Location
+    distance: int            # instructions on the longest surviving path
+    samples: float           # blamed samples matched by the optimizer
+    ratio: float             # samples / all samples of the kernel
+    reason: str = ""         # GPA category of the blamed stall ("memory_dependency", ...)
+
+
+@dataclass(frozen=True)
+class HotRegion:
+    kind: str                # "loop" | "function" | "kernel"
+    name: str                # function name, or "loop at k.cu:19"
+    file: str
+    line_range: tuple[int, int]
+    samples: float
+    ratio: float
+    hotspots: tuple[Hotspot, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What to change and where; the language server turns it into a WorkspaceEdit.
+
+    kinds and their params:
+      float_literal: {"columns": [[start, end], ...]}  0-based columns of double literals on ``line``
+      unroll:        {"factor": 2}                      pragma before the loop whose header is at ``line``
+      restrict:      {"function": name, "parameter": name}
+      inline / noinline: {"function": name}
+      fast_math:     {"flag": "--use_fast_math"}       build configuration, no source line
+      block_size:    {"size": 256, "current": 16}       launch site at ``line``
+    """
+
+    kind: str
+    file: str | None
+    line: int | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Advice:
+    optimizer: str           # id, e.g. "loop_unrolling"
+    title: str               # "Loop Unrolling"
+    kind: str                # "code" | "parallel"
+    estimated_speedup: float # >= 1.0
+    ratio: float             # matched samples / all kernel samples
+    matched_samples: float
+    suggestion: str
+    location: Location | None = None          # where the diagnostic goes (the blamed def's line)
+    regions: tuple[HotRegion, ...] = ()
+    hotspots: tuple[Hotspot, ...] = ()        # the top hotspots over all regions
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class LineStats:
+    """Everything the hover and the line heat need for one source line of a kernel."""
+
+    file: str
+    line: int
+    samples: int                                  # own samples
+    issued: int
+    by_reason: tuple[tuple[str, int], ...]        # own samples by raw reason
+    blamed: float = 0.0                           # stalls blamed on this line's instructions
+    blamed_by_category: tuple[tuple[str, float], ...] = ()
+    blamed_from: tuple[tuple[str, int, float], ...] = ()  # (file, line, samples) where those stalls were seen
+    instructions: tuple[tuple[int, str, int], ...] = ()   # (offset, SASS text, samples)
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    name: str
+    demangled: str
+    samples: int
+    share: float                 # of all samples in the profile
+    limiter: str                 # "latency" | "memory" | "compute" | "synchronization" | "instruction_fetch"
+    advice: tuple[Advice, ...]
+    lines: tuple[LineStats, ...] = ()
+    file: str | None = None      # the kernel's definition file and line
+    line: int | None = None
+    launches: int = 0
+    duration_ns: int | None = None
+    stall_breakdown: tuple[tuple[str, int], ...] = ()  # by GPA category
+
+
+@dataclass(frozen=True)
+class Report:
+    device: dict[str, Any]
+    collector: str
+    kernels: tuple[KernelReport, ...]
+    total_samples: int = 0
+    source: str = ""             # bundle path
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {("def" if k == "def_" else "yield" if k == "yield_" else k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+def to_json(obj: Any) -> Any:
+    """JSON-ready form of any dataclass above (``def_`` spelled ``def``)."""
+    return _jsonable(asdict(obj))

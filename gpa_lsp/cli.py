@@ -1,0 +1,49 @@
+"""`gpa` command line: a thin dispatcher; each subcommand lives in gpa_lsp/commands/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import GpaError
+
+# subcommand module -> each exposes add_parser(subparsers) and run(args) -> int
+_COMMANDS = ("disasm", "profile", "analyze", "advise", "serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpa", description="GPU performance advisor (GPA method)")
+    parser.add_argument("--version", action="version", version=f"gpa-lsp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in _COMMANDS:
+        try:
+            mod = importlib.import_module(f"gpa_lsp.commands.{name}")
+        except ModuleNotFoundError as exc:  # a subcommand still being written
+            if exc.name != f"gpa_lsp.commands.{name}":
+                raise
+            continue
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except GpaError as exc:
+        print(f"gpa: error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"gpa: hint: {exc.hint}", file=sys.stderr)
+        output = getattr(exc, "output", "") or getattr(exc, "output_tail", "")
+        if output:
+            print(output.rstrip(), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

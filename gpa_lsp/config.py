@@ -1,0 +1,260 @@
+"""Typed project settings: ``gpa.toml`` or ``[tool.gpa]`` in ``pyproject.toml``.
+
+Layers, lowest first: defaults < project file < initializationOptions <
+editor settings (``workspace/configuration`` section ``gpa``). Paths in the
+project file are relative to the file's folder. Trust is *not* a key here:
+it comes only from the user's side (see gpa_lsp.server), never the workspace.
+
+Example ``gpa.toml``::
+
+    [build]
+    sources = ["stencil.cu"]          # or: command = ["make", "app"]
+    nvcc_flags = ["-O3", "-arch=sm_90"]
+    output = "build/stencil"
+
+    [harness]
+    command = ["build/stencil"]       # argument list; a string is run by the shell
+    timeout = 120
+    env = { N = "4096" }
+
+    [profile]
+    collector = "cupti"               # "cupti" | "ncu" | "replay"
+    bundle = "recorded/stencil.cupti.gpabundle"   # replayed when collector = "replay" or no GPU
+    kernels = ["stencil"]             # substrings of kernel names; empty = all
+    launch_count = 5                  # ncu: launches to profile per kernel
+    sampling_period = 12              # CUPTI: log2 cycles, 5..31
+
+    [advice]
+    warning = 1.10                    # estimated speedup at or above -> warning
+    information = 1.02                # ... -> information, else hint
+
+    [server]
+    run_on_save = true
+    debounce_ms = 500
+
+    [paths]
+    source_map = { "/build/machine/src" = "." }
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+COLLECTORS = ("cupti", "ncu", "replay")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    command: tuple[str, ...] | str | None = None
+    sources: tuple[str, ...] = ()
+    nvcc_flags: tuple[str, ...] = ("-O3", "-arch=sm_90")
+    output: str | None = None
+    nvcc: str | None = None
+
+
+@dataclass(frozen=True)
+class HarnessConfig:
+    command: tuple[str, ...] | str | None = None
+    cwd: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    timeout: float = 300.0
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    collector: str = "cupti"
+    bundle: str | None = None
+    kernels: tuple[str, ...] = ()
+    launch_count: int = 5
+    sampling_period: int = 12
+    ncu: str | None = None
+
+
+@dataclass(frozen=True)
+class AdviceConfig:
+    warning: float = 1.10
+    information: float = 1.02
+    max_per_kernel: int = 8
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    run_on_save: bool = True
+    debounce_ms: int = 500
+
+
+@dataclass(frozen=True)
+class Config:
+    root: str = "."                   # folder of the config file (or the workspace root)
+    build: BuildConfig = field(default_factory=BuildConfig)
+    harness: HarnessConfig = field(default_factory=HarnessConfig)
+    profile: ProfileConfig = field(default_factory=ProfileConfig)
+    advice: AdviceConfig = field(default_factory=AdviceConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    source_map: tuple[tuple[str, str], ...] = ()
+    path: str | None = None           # the file it was read from
+
+    def resolve(self, p: str) -> str:
+        """A path from the config, made absolute against the config's folder."""
+        return str((Path(self.root) / os.path.expanduser(p)).resolve())
+
+    @property
+    def bundle_path(self) -> str | None:
+        return self.resolve(self.profile.bundle) if self.profile.bundle else None
+
+
+_SECTIONS = {"build": BuildConfig, "harness": HarnessConfig, "profile": ProfileConfig,
+             "advice": AdviceConfig, "server": ServerConfig}
+
+
+def _line_of(text: str, section: str, key: str | None) -> int | None:
+    """1-based line of ``key`` inside ``[section]`` (or of the section header)."""
+    lines = text.splitlines()
+    in_section = False
+    header = re.compile(r"^\s*\[(?:tool\.gpa\.)?" + re.escape(section) + r"\]\s*$")
+    for i, raw in enumerate(lines, 1):
+        if raw.strip().startswith("["):
+            in_section = bool(header.match(raw))
+            if in_section and key is None:
+                return i
+            continue
+        if in_section and key is not None and re.match(r"^\s*" + re.escape(key) + r"\s*=", raw):
+            return i
+    return None
+
+
+def _coerce(section: str, cls: type, data: Mapping[str, Any], text: str, path: str | None) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(f"unknown key '{key}' in [{section}]", f"known keys: {', '.join(known)}",
+                              path, _line_of(text, section, key))
+        default = getattr(cls(), key)
+        try:
+            values[key] = _convert(key, value, default)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"[{section}] {key}: {exc}", "", path, _line_of(text, section, key)) from None
+    obj = cls(**values)
+    _validate(section, obj, text, path)
+    return obj
+
+
+def _convert(key: str, value: Any, default: Any) -> Any:
+    if key == "command":
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise TypeError("must be a non-empty list of strings (or one shell string)")
+    if key == "env":
+        if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+            raise TypeError("must be a table of strings")
+        return tuple(sorted((str(k), str(v)) for k, v in value.items()))
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise TypeError("must be true or false")
+        return value
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError("must be a number")
+        return type(default)(value)
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError("must be a list of strings")
+        return tuple(value)
+    if value is not None and not isinstance(value, str):
+        raise TypeError("must be a string")
+    return value
+
+
+def _validate(section: str, obj: Any, text: str, path: str | None) -> None:
+    def bad(key: str, msg: str, hint: str = "") -> ConfigError:
+        return ConfigError(f"[{section}] {key}: {msg}", hint, path, _line_of(text, section, key))
+
+    if isinstance(obj, ProfileConfig):
+        if obj.collector not in COLLECTORS:
+            raise bad("collector", f"'{obj.collector}' is not a collector", "use one of: " + ", ".join(COLLECTORS))
+        if not 5 <= obj.sampling_period <= 31:
+            raise bad("sampling_period", "must be between 5 and 31 (log2 of cycles)")
+        if obj.launch_count < 1:
+            raise bad("launch_count", "must be at least 1")
+    if isinstance(obj, HarnessConfig) and obj.timeout <= 0:
+        raise bad("timeout", "must be positive seconds")
+    if isinstance(obj, AdviceConfig) and not (1.0 <= obj.information <= obj.warning):
+        raise bad("warning", "thresholds must satisfy 1.0 <= information <= warning")
+    if isinstance(obj, ServerConfig) and obj.debounce_ms < 0:
+        raise bad("debounce_ms", "must be >= 0")
+
+
+def from_mapping(data: Mapping[str, Any], *, root: str = ".", text: str = "", path: str | None = None,
+                 base: Config | None = None) -> Config:
+    """Merge a mapping (a TOML table, initializationOptions or editor settings) over ``base``."""
+    cfg = base or Config(root=root)
+    if path is not None:
+        cfg = replace(cfg, path=path, root=root)
+    for key, value in data.items():
+        if key in _SECTIONS:
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"[{key}] must be a table", "", path, _line_of(text, key, None))
+            current = getattr(cfg, key)
+            merged = {f.name: getattr(current, f.name) for f in fields(current)}
+            fresh = _coerce(key, _SECTIONS[key], value, text, path)
+            for k in value:
+                merged[k] = getattr(fresh, k)
+            cfg = replace(cfg, **{key: type(current)(**merged)})
+        elif key == "paths":
+            smap = value.get("source_map", {}) if isinstance(value, Mapping) else None
+            if not isinstance(smap, Mapping):
+                raise ConfigError("[paths] source_map must be a table OLD = NEW", "", path, _line_of(text, "paths", "source_map"))
+            cfg = replace(cfg, source_map=cfg.source_map + tuple((str(k), str(v)) for k, v in smap.items()))
+        elif key in ("trusted", "trust"):
+            continue  # trust never comes from here; see gpa_lsp.server.trust
+        else:
+            raise ConfigError(f"unknown section '{key}'", "known sections: " + ", ".join([*_SECTIONS, "paths"]),
+                              path, _line_of(text, key, None))
+    return cfg
+
+
+def load_file(path: str | os.PathLike) -> Config:
+    """Read gpa.toml, or [tool.gpa] of a pyproject.toml. Errors carry the file and line."""
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(f"{p.name} is not valid TOML: {exc}", "fix the syntax", str(p), int(m.group(1)) if m else None) from None
+    if p.name == "pyproject.toml":
+        data = data.get("tool", {}).get("gpa", {})
+    return from_mapping(data, root=str(p.parent.resolve()), text=text, path=str(p))
+
+
+def find_config(folder: str | os.PathLike) -> Path | None:
+    """gpa.toml in ``folder``, else a pyproject.toml there that has [tool.gpa]."""
+    d = Path(folder)
+    if (d / "gpa.toml").is_file():
+        return d / "gpa.toml"
+    pp = d / "pyproject.toml"
+    if pp.is_file():
+        try:
+            if "gpa" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
+                return pp
+        except tomllib.TOMLDecodeError:
+            return pp  # let load_file report the syntax error on its line
+    return None
+
+
+def load(folder: str | os.PathLike) -> Config:
+    """The project's configuration for a workspace folder (defaults when it has none)."""
+    found = find_config(folder)
+    return load_file(found) if found else Config(root=str(Path(folder).resolve()))

@@ -1,0 +1,45 @@
+"""Shared fixtures: real cubins built with nvcc inside the tests (cached per session)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from gpa_lsp.toolchain import compile_cubin
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "kernels"
+
+
+@pytest.fixture(scope="session")
+def build_cubin(tmp_path_factory):
+    """build_cubin(source_text_or_path, arch="sm_90", flags=("-O3",), name=None) -> Path of a -lineinfo cubin.
+
+    The .cu is written to a real file first, so line tables carry a real path.
+    """
+    cache: dict[str, Path] = {}
+    base = tmp_path_factory.mktemp("cubins")
+
+    def _build(source, arch: str = "sm_90", flags=("-O3",), name: str | None = None) -> Path:
+        if isinstance(source, Path):
+            src_path = source
+            text = source.read_text()
+        else:
+            text = source
+            src_path = None
+        key = hashlib.sha256(f"{text}|{arch}|{flags}|{src_path}".encode()).hexdigest()[:16]
+        if key in cache:
+            return cache[key]
+        folder = base / key
+        folder.mkdir()
+        if src_path is None:
+            src_path = folder / f"{name or 'kernel'}.cu"
+            src_path.write_text(text)
+        out = folder / f"{name or src_path.stem}.{arch}.cubin"
+        compile_cubin(src_path, out, arch=arch, flags=tuple(flags))
+        cache[key] = out
+        return out
+
+    return _build
