@@ -60,6 +60,7 @@ class Instruction:
     loc: SourceLoc | None = None
     inline: tuple[SourceLoc, ...] = ()   # call sites, innermost first: loc was inlined at inline[0], ...
     text: str = ""                       # whole instruction as nvdisasm prints it
+    cbank: tuple[tuple[int, int | None], ...] = ()  # c[bank][offset] operands; offset None if register-indexed
 
     @property
     def base_opcode(self) -> str:

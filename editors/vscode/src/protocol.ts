@@ -1,0 +1,44 @@
+/** The server's additions to LSP (docs/protocol.md), as types and method names. */
+import { NotificationType } from "vscode-languageclient/node";
+
+export type RunState = "idle" | "building" | "profiling" | "analysing" | "error" | "untrusted";
+
+export interface StatusParams {
+  state: RunState;
+  message: string;
+  root?: string;
+  result?: string | null;
+  fromCache?: boolean;
+}
+
+export interface LineHeatEntry {
+  line: number; // 0-based
+  share: number; // 0..1 of the kernel's samples
+  samples: number;
+}
+
+export interface LineHeatParams {
+  uri: string;
+  lines: LineHeatEntry[];
+}
+
+export const StatusNotification = new NotificationType<StatusParams>("gpa/status");
+export const LineHeatNotification = new NotificationType<LineHeatParams>("gpa/lineHeat");
+
+export interface ReportResult {
+  markdown: string;
+}
+
+export interface ApplyAndMeasureResult {
+  kernel: string;
+  estimated: number;
+  achieved: number | null;
+  message: string;
+}
+
+/**
+ * Commands that this extension registers itself (with client-side behaviour:
+ * trust checks, showing the report, progress) and sends to the server as
+ * workspace/executeCommand. The language client must not register them again.
+ */
+export const CLIENT_OWNED_COMMANDS = new Set(["gpa.profile", "gpa.report", "gpa.applyAndMeasure", "gpa.cancel"]);

@@ -1,0 +1,306 @@
+"""The advisor: programs + profile -> blamed samples -> ranked advice per kernel.
+
+``analyze`` is pure (no files besides the sources a fix reads through the
+reader); ``advise_bundle`` reads a recorded bundle and calls it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
+from gpa_lsp.profile.reasons import category as reason_category
+from gpa_lsp.sass.model import Function, Program
+
+from .blame import BlameEdge, FunctionBlame, blame_function
+from .context import KernelContext
+from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
+from .occupancy import device_for, occupancy
+from .optimizers import REGISTRY, Match, Optimizer
+from .sources import LineReader, find_function, make_reader
+
+MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
+MAX_REGIONS = 5
+MAX_HOTSPOTS = 5
+
+
+def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
+            reader: LineReader | None = None, path_map: Callable[[str], str] | None = None,
+            optimizers: Sequence[Optimizer] = REGISTRY, source: str = "") -> Report:
+    """Blame, match and estimate every profiled kernel whose cubin is in ``programs`` (sha256 -> Program)."""
+    reader = reader or make_reader()
+    path_map = path_map or (lambda p: p)
+    max_advice = config.advice.max_per_kernel if config is not None else 8
+    grand_total = sum(p.total for p in profile.pcs) or 0
+    by_kernel: dict[tuple[str, str], list[PCStats]] = defaultdict(list)
+    for p in profile.pcs:
+        by_kernel[(p.cubin, p.function)].append(p)
+    kernels = []
+    for k in profile.kernels:
+        program = programs.get(k.cubin)
+        if program is None:
+            continue
+        rep = analyze_kernel(program, k, by_kernel.get((k.cubin, k.name), []), profile.device,
+                             reader=reader, path_map=path_map, optimizers=optimizers, max_advice=max_advice,
+                             grand_total=grand_total)
+        if rep is not None:
+            kernels.append(rep)
+    kernels.sort(key=lambda r: -r.samples)
+    return Report(device=asdict(profile.device), collector=profile.collector, kernels=tuple(kernels),
+                  total_samples=grand_total, source=source)
+
+
+def kernel_functions(program: Program, kernel: str) -> tuple[Function | None, list[Function]]:
+    entry = program.function(kernel)
+    if entry is None:
+        for f in program.functions:
+            if f.section in (kernel, ".text." + kernel):
+                entry = f
+                break
+    if entry is None:
+        return None, []
+    return entry, [f for f in program.functions if f.section == entry.section]
+
+
+def build_context(program: Program, kernel: Kernel, pcs: Sequence[PCStats], device: Device,
+                  reader: LineReader) -> KernelContext | None:
+    entry, functions = kernel_functions(program, kernel.name)
+    if entry is None:
+        return None
+    per_fn: dict[str, dict[int, PCStats]] = defaultdict(dict)
+    for p in pcs:
+        got = program.locate(kernel.name, p.offset) or program.locate(entry.section, p.offset)
+        if got is None:
+            continue
+        per_fn[got[0].name][p.offset] = p
+    sm = program.sm or device.sm or 90
+    blames = [blame_function(f, per_fn.get(f.name, {}), sm=sm) for f in functions]
+    if not device.sm_count:
+        device = device_for(sm, device.name)
+    launch = _representative_launch(kernel)
+    occ = None
+    if launch is not None:
+        occ = occupancy(device, launch, registers=entry.registers or launch.registers,
+                        static_shared=max(entry.shared_static, launch.static_shared))
+    return KernelContext(kernel, program, entry, blames, device, launch, occ, reader, sm)
+
+
+def _representative_launch(kernel: Kernel) -> Launch | None:
+    if not kernel.launches:
+        return None
+    # the most common configuration among the launches
+    counts: dict[tuple, int] = defaultdict(int)
+    for l in kernel.launches:
+        counts[(l.grid, l.block, l.dynamic_shared)] += 1
+    key = max(counts, key=counts.get)
+    return next(l for l in kernel.launches if (l.grid, l.block, l.dynamic_shared) == key)
+
+
+def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], device: Device, *,
+                   reader: LineReader, path_map: Callable[[str], str] = lambda p: p,
+                   optimizers: Sequence[Optimizer] = REGISTRY, max_advice: int = 8,
+                   grand_total: int = 0) -> KernelReport | None:
+    ctx = build_context(program, kernel, pcs, device, reader)
+    if ctx is None:
+        return None
+    advice = []
+    if ctx.total > 0:
+        for opt in optimizers:
+            m = opt.match(ctx)
+            if m is None or (m.samples <= 0 and opt.kind == "code"):
+                continue
+            est = opt.estimate(ctx, m)
+            if est < MIN_SPEEDUP:
+                continue
+            advice.append(_advice(ctx, opt, m, est, path_map))
+    advice.sort(key=lambda a: (-a.estimated_speedup, a.optimizer))
+    file, line = _kernel_line(ctx)
+    by_cat: dict[str, int] = defaultdict(int)
+    for p in ctx.pcs.values():
+        for r, n in p.stalls:
+            by_cat[reason_category(r)] += n
+    launches = kernel.launches
+    durations = [l.duration_ns for l in launches if l.duration_ns]
+    return KernelReport(
+        name=kernel.name, demangled=kernel.demangled or ctx.entry.demangled, samples=ctx.total,
+        share=ctx.total / grand_total if grand_total else 0.0, limiter=limiter(ctx),
+        advice=tuple(advice[:max_advice]), lines=line_stats(ctx, path_map),
+        file=path_map(file) if file else None, line=line, launches=len(launches),
+        duration_ns=int(sum(durations) / len(durations)) if durations else None,
+        stall_breakdown=tuple(sorted(by_cat.items(), key=lambda kv: -kv[1])))
+
+
+def limiter(ctx: KernelContext) -> str:
+    """What bounds the kernel, read from its samples (seed 001's classes plus GPA's stall groups)."""
+    if ctx.total == 0:
+        return "latency"
+    s = ctx.share
+    if s("synchronization") >= 0.3:
+        return "synchronization"
+    if s("instruction_fetch") >= 0.3:
+        return "instruction_fetch"
+    if s("memory_throttle") >= 0.2:
+        return "memory"
+    if s("active") + s("pipe_busy") + s("not_selected") >= 0.5:
+        return "compute"
+    return "latency"
+
+
+def _loc(ctx: KernelContext, offset: int, path_map) -> Location:
+    site = ctx.site(offset)
+    loc = site.instruction.loc if site else None
+    fn = site.function.name if site else ctx.entry.name
+    if loc is None:
+        return Location(file="", line=0, function=fn, offset=offset)
+    return Location(file=path_map(loc.file), line=loc.line, function=fn, offset=offset)
+
+
+def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) -> Advice:
+    total = ctx.total or 1
+    pairs: dict[tuple[int, int], list] = {}
+    for e in m.edges:
+        got = pairs.setdefault((e.def_, e.use), [0.0, e.distance, e.reason])
+        got[0] += e.stall
+        got[1] = max(got[1], e.distance)
+    hot = sorted(pairs.items(), key=lambda kv: -kv[1][0])
+    all_spots = [Hotspot(_loc(ctx, d, path_map), _loc(ctx, u, path_map), v[1], v[0], v[0] / total, v[2])
+                 for (d, u), v in hot]
+    # regions: innermost loop of the def, else the function
+    regions: dict[object, list] = {}
+    for ((d, u), v), spot in zip(hot, all_spots):
+        site = ctx.site(d)
+        lp = ctx.loop_of(d)
+        key = (site.function.name, lp.header_offset) if lp else (site.function.name if site else "", None)
+        regions.setdefault(key, [lp, site, 0.0, []])
+        r = regions[key]
+        r[2] += v[0]
+        r[3].append(spot)
+    out_regions = []
+    for key, (lp, site, samples, spots) in sorted(regions.items(), key=lambda kv: -kv[1][2])[:MAX_REGIONS]:
+        lines = [s.def_.line for s in spots if s.def_.line] + [s.use.line for s in spots if s.use.line]
+        file = next((s.def_.file for s in spots if s.def_.file), "")
+        rng = (min(lines), max(lines)) if lines else (0, 0)
+        if lp is not None:
+            name = f"loop at {os.path.basename(lp.file or file)}:{lp.line}" if lp.line else "loop"
+            kind = "loop"
+            if lp.line:
+                rng = (min(rng[0], lp.line) if rng[0] else lp.line, max(rng[1], lp.line))
+        else:
+            fn = site.function if site else ctx.entry
+            name = (fn.demangled or fn.name)
+            kind = "kernel" if fn.entry else "function"
+        out_regions.append(HotRegion(kind, name, file, rng, samples, samples / total, tuple(spots[:MAX_HOTSPOTS])))
+    location = None
+    if all_spots:
+        location = next((s.def_ for s in all_spots if s.def_.line), None)
+    fix = opt.fix(ctx, m)
+    if fix is not None and fix.file:
+        fix = replace(fix, file=path_map(fix.file))
+    if location is None and opt.kind == "parallel":
+        f, l = _kernel_line(ctx)
+        if f:
+            location = Location(path_map(f), l or 1, ctx.entry.name)
+    if location is None:
+        if fix is not None and fix.file and fix.line:
+            location = Location(fix.file, fix.line, ctx.entry.name)
+        else:
+            f, l = _kernel_line(ctx)
+            if f:
+                location = Location(path_map(f), l or 1, ctx.entry.name)
+    matched = m.samples if opt.kind == "code" else 0.0
+    ratio = (m.latency if opt.method.endswith("latency_hiding") else m.samples) / total if opt.kind == "code" else 0.0
+    return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=round(max(1.0, est), 4),
+                  ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
+                  regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix)
+
+
+def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:
+    locs = [i.loc for i in ctx.entry.instructions if i.loc is not None and not i.inline]
+    if not locs:
+        return None, None
+    file = locs[0].file
+    lines = ctx.reader(file)
+    name = (ctx.entry.demangled or ctx.entry.name).split("(")[0].split("::")[-1].strip()
+    if lines is not None and name:
+        got = find_function(lines, name)
+        if got:
+            return file, got
+    return file, min(l.line for l in locs if l.file == file)
+
+
+def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...]:
+    """Per source line: own samples, issued, reasons, blamed samples by category and origin, its SASS."""
+    own: dict[tuple[str, int], dict] = {}
+
+    def slot(file: str, line: int) -> dict:
+        return own.setdefault((file, line), {"samples": 0, "issued": 0, "reasons": defaultdict(int),
+                                             "blamed": 0.0, "cats": defaultdict(float), "from": defaultdict(float),
+                                             "ins": []})
+
+    pcs = ctx.pcs
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            if ins.loc is None:
+                continue
+            p = pcs.get(ins.offset)
+            s = slot(ins.loc.file, ins.loc.line)
+            s["ins"].append((ins.offset, ins.text or f"{ins.opcode} {', '.join(ins.operands)}", p.total if p else 0))
+            if p is not None:
+                s["samples"] += p.total
+                s["issued"] += p.issued
+                for r, n in p.stalls:
+                    s["reasons"][r] += n
+    for e in ctx.edges:
+        if e.category == "self":
+            continue
+        d = ctx.location(e.def_)
+        u = ctx.location(e.use)
+        if d is None:
+            continue
+        s = slot(d.file, d.line)
+        s["blamed"] += e.stall
+        s["cats"][e.category] += e.stall
+        if u is not None:
+            s["from"][(path_map(u.file), u.line)] += e.stall
+    out = []
+    for (file, line), s in sorted(own.items()):
+        if s["samples"] == 0 and s["blamed"] == 0:
+            continue
+        out.append(LineStats(
+            file=path_map(file), line=line, samples=s["samples"], issued=s["issued"],
+            by_reason=tuple(sorted(s["reasons"].items(), key=lambda kv: -kv[1])),
+            blamed=round(s["blamed"], 6),
+            blamed_by_category=tuple(sorted(((k, round(v, 6)) for k, v in s["cats"].items()), key=lambda kv: -kv[1])),
+            blamed_from=tuple(sorted(((f, l, round(v, 6)) for (f, l), v in s["from"].items()), key=lambda t: -t[2])),
+            instructions=tuple(s["ins"])))
+    return tuple(out)
+
+
+def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str, str]] = (),
+                  root: str | None = None, overrides: dict[str, str] | None = None) -> Report:
+    """Read a recorded bundle (or take a Bundle) and analyse it. Sources are found through ``source_map``."""
+    from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
+    from gpa_lsp.sass import load_program
+
+    if isinstance(bundle_or_path, Bundle):
+        bundle, source = bundle_or_path, ""
+    else:
+        source = str(bundle_or_path)
+        bundle = read_bundle(bundle_or_path)
+    smap = tuple(source_map) + (tuple(config.source_map) if config is not None else ())
+    root = root or (config.root if config is not None else None)
+    programs = {sha: load_program(data) for sha, data in bundle.cubins.items()
+                if any(k.cubin == sha for k in bundle.profile.kernels)}
+    cache: dict[str, str] = {}
+
+    def path_map(p: str) -> str:
+        if p not in cache:
+            cache[p] = map_source_path(p, smap, root, bundle.manifest) if p else p
+        return cache[p]
+
+    reader = make_reader(overrides=overrides, mapper=path_map)
+    return analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)

@@ -1,0 +1,381 @@
+"""The instruction blamer (GPA section 4): who caused each sampled stall.
+
+One forward data-flow pass per function computes, at every instruction and
+for every resource it uses (registers, uniform registers, predicates and the
+six scoreboards as ``B0``..``B5``), the defs that can reach it, with the
+shortest instruction and cycle distance along a path on which the def is not
+overwritten. That is GPA's backward slice computed all at once instead of one
+walk per sample, which keeps a 20,000-instruction kernel well under a second.
+
+Why forward rather than one backward walk per use: samples land on most
+instructions of a hot kernel, and a per-use walk revisits the same blocks for
+every register defined far away (parameters, loop invariants).
+
+Semantics kept from GPA:
+* predicates: a def guarded by ``@P`` does not hide older defs until a def
+  guarded by ``@!P`` (or an unguarded one) covers it; a def with the same
+  guard as the use covers the use;
+* scoreboards are counters: every setter reaches the next waiter; a wait
+  drains the scoreboard;
+* first reader: an unguarded earlier reader on every path absorbs the stall;
+* the distance used in Eq. 1 is the *shortest* surviving path. GPA takes the
+  longest, which is unbounded inside loops; the shortest is also the path on
+  which a latency shows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import networkx as nx
+
+from gpa_lsp.profile.model import PCStats
+from gpa_lsp.profile.reasons import category as reason_category
+from gpa_lsp.sass.model import Function, Instruction
+
+from . import defuse
+from .flow import Flow, build_flow
+
+MEMORY_CLASSES = frozenset({"global_memory", "local_memory", "texture_memory", "constant_memory", "write_after_read"})
+EXECUTION_CLASSES = frozenset({"shared_memory", "arithmetic", "write_after_read", "scheduling", "constant_memory"})
+FIXED_CAP = 16      # cycles: bound for defs without a scoreboard that the table calls variable
+ISSUE_FLOOR = 1.0   # issued samples assumed for a def that was never seen issuing (Eq. 1)
+_MAX_ROUNDS = 64
+
+
+@dataclass(frozen=True)
+class BlameEdge:
+    """Samples seen at ``use`` blamed on ``def_`` (both offsets). ``def_ == use`` with category "self"."""
+
+    def_: int
+    use: int
+    reason: str          # GPA category of the stall reason at the use
+    category: str        # class of the def: global_memory, local_memory, ..., self
+    stall: float         # all samples blamed
+    latency: float       # not-issued (latency) samples blamed
+    distance: int = 0    # instructions on the shortest surviving path (0 for self)
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """A def that reaches a use (before stall-reason pruning)."""
+
+    def_: int            # instruction index
+    distance: int        # instructions
+    cycles: int          # control-code stall cycles along the path
+    resources: tuple[str, ...]
+    via_read_barrier: bool = False
+
+
+@dataclass
+class FunctionBlame:
+    function: Function
+    flow: Flow
+    samples: dict[int, PCStats]                   # offset -> stats
+    edges: list[BlameEdge] = field(default_factory=list)
+    dependences: dict[int, tuple[Dependence, ...]] = field(default_factory=dict)  # use index -> hot deps
+
+    @property
+    def total(self) -> int:
+        return sum(p.total for p in self.samples.values())
+
+    def graph(self) -> nx.DiGraph:
+        """The blamed dependency graph: nodes are offsets, edges carry summed samples."""
+        g = nx.DiGraph()
+        for off, p in self.samples.items():
+            g.add_node(off, samples=p.total, latency=p.latency, issued=p.issued)
+        for e in self.edges:
+            if e.def_ == e.use:
+                continue
+            if g.has_edge(e.def_, e.use):
+                d = g.edges[e.def_, e.use]
+                d["stall"] += e.stall
+                d["latency"] += e.latency
+            else:
+                g.add_edge(e.def_, e.use, stall=e.stall, latency=e.latency, category=e.category,
+                           distance=e.distance)
+        return g
+
+    def blamed_on(self) -> dict[int, dict[str, float]]:
+        """def offset -> category -> blamed samples (self included)."""
+        out: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        for e in self.edges:
+            out[e.def_][e.category] += e.stall
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# reaching definitions with distances
+
+# An entry: (def index, guard, distance base, cycle base, read by an unguarded reader, via read barrier)
+_Entry = tuple
+
+
+def _complement(g):
+    return (g[0], not g[1]) if g else None
+
+
+def _add_def(entries: tuple, new: _Entry) -> tuple:
+    g = new[1]
+    if g is None:
+        return (new,)
+    comp = _complement(g)
+    kept = [new]
+    for e in entries:
+        if e[1] == g:
+            continue
+        kept.append(e)
+        if e[1] == comp or e[1] is None:
+            break
+    return tuple(kept)
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    if a == b:
+        return a
+    pos: dict[int, int] = {}
+    out: list[list] = []
+    for e in a + b:
+        k = e[0]
+        if k in pos:
+            o = out[pos[k]]
+            o[2] = min(o[2], e[2])
+            o[3] = min(o[3], e[3])
+            o[4] = o[4] and e[4]
+        else:
+            pos[k] = len(out)
+            out.append(list(e))
+    return tuple(tuple(x) for x in out)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    uses: tuple[tuple[str, ...], ...]          # registers + guard per instruction
+    waits: tuple[tuple[str, ...], ...]
+    defs: tuple[tuple[str, ...], ...]
+    bar_defs: tuple[tuple[tuple[str, bool], ...], ...]
+    guards: tuple
+    stall: tuple[int, ...]                     # control-code stall cycles (>= 1)
+
+
+def _prepare(function: Function) -> _Prepared:
+    uses, waits, defs, bdefs, guards, stall = [], [], [], [], [], []
+    for ins in function.instructions:
+        uses.append(tuple(sorted(defuse.register_uses(ins))))
+        waits.append(defuse.barrier_uses(ins))
+        defs.append(tuple(sorted(defuse.register_defs(ins))))
+        bdefs.append(defuse.barrier_defs(ins))
+        guards.append(defuse.guard(ins))
+        stall.append(max(1, ins.control.stall) if ins.control is not None else 1)
+    return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall))
+
+
+def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | None, wanted) -> dict:
+    """Run block ``b`` over ``state`` (entries relative to block entry); return the exit state."""
+    blk = flow.blocks[b]
+    cur = dict(state)
+    cyc = 0
+    for p, i in enumerate(range(blk.first, blk.last)):
+        g = prep.guards[i]
+        if record is not None and i in wanted:
+            deps: dict[int, list] = {}
+            for r in prep.uses[i]:
+                for e in cur.get(r, ()):
+                    if e[4]:
+                        continue  # an earlier unguarded reader absorbed the stall
+                    _note(deps, e, p, cyc, r)
+                    if e[1] is None or (g is not None and e[1] == g):
+                        break
+            for r in prep.waits[i]:
+                for e in cur.get(r, ()):
+                    _note(deps, e, p, cyc, r)
+            record[i] = deps
+        # uses: first reader marks; waits drain the scoreboard
+        if g is None:
+            for r in prep.uses[i]:
+                es = cur.get(r)
+                if es and not all(e[4] for e in es):
+                    cur[r] = tuple((e[0], e[1], e[2], e[3], True, e[5]) for e in es)
+        for r in prep.waits[i]:
+            if r in cur:
+                del cur[r]
+        for r in prep.defs[i]:
+            cur[r] = _add_def(cur.get(r, ()), (i, g, -p, -cyc, False, False))
+        for r, is_read in prep.bar_defs[i]:
+            cur[r] = cur.get(r, ()) + ((i, None, -p, -cyc, False, is_read),)
+        cyc += prep.stall[i]
+    n = blk.last - blk.first
+    return {r: tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es) for r, es in cur.items()}
+
+
+def _note(deps: dict, e: _Entry, p: int, cyc: int, r: str) -> None:
+    d, c = e[2] + p, e[3] + cyc
+    got = deps.get(e[0])
+    if got is None:
+        deps[e[0]] = [d, c, [r], e[5]]
+    else:
+        got[0] = min(got[0], d)
+        got[1] = min(got[1], c)
+        got[2].append(r)
+        got[3] = got[3] and e[5]
+
+
+def reaching_defs(function: Function, flow: Flow | None = None, wanted=None) -> dict[int, tuple[Dependence, ...]]:
+    """Instruction index -> defs reaching it (all resources it uses), for the indices in ``wanted``."""
+    flow = flow or build_flow(function)
+    prep = _prepare(function)
+    nb = len(flow.blocks)
+    if wanted is None:
+        wanted = set(range(len(function.instructions)))
+    entry: list[dict | None] = [None] * nb
+    if nb:
+        entry[0] = {}
+    exits: list[dict | None] = [None] * nb
+    for _ in range(_MAX_ROUNDS):
+        changed = False
+        for b in flow.rpo:
+            preds = [exits[p] for p in flow.blocks[b].preds if exits[p] is not None]
+            merged = _join(([{}] if b == 0 else []) + preds) if (preds or b == 0) else {}
+            if merged != entry[b] or exits[b] is None:
+                entry[b] = merged
+                out = _transfer(flow, prep, b, merged, None, wanted)
+                if out != exits[b]:
+                    exits[b] = out
+                    changed = True
+        if not changed:
+            break
+    record: dict[int, dict] = {}
+    for b in range(nb):
+        _transfer(flow, prep, b, entry[b] or {}, record, wanted)
+    out: dict[int, tuple[Dependence, ...]] = {}
+    for i, deps in record.items():
+        out[i] = tuple(Dependence(k, max(1, v[0]), max(0, v[1]), tuple(sorted(set(v[2]))), bool(v[3]))
+                       for k, v in sorted(deps.items()))
+    return out
+
+
+def _join(states: list[dict]) -> dict:
+    if not states:
+        return {}
+    if len(states) == 1:
+        return states[0]
+    out = dict(states[0])
+    for s in states[1:]:
+        for r, es in s.items():
+            cur = out.get(r)
+            out[r] = es if cur is None else _merge(cur, es)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# pruning and apportioning
+
+
+def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm: int = 90) -> tuple[Dependence, ...]:
+    """GPA's cold-edge pruning that does not depend on the stall reason: barriers and latency."""
+    ins = function.instructions
+    use = ins[i]
+    waits = set(defuse.barrier_uses(use))
+    hot = []
+    for d in deps:
+        definer = ins[d.def_]
+        wb = definer.control.write_barrier if definer.control is not None else None
+        bars = [r for r in d.resources if r.startswith("B")]
+        if d.via_read_barrier:
+            hot.append(d)
+            continue
+        if wb is not None and wb < 6:
+            if defuse.barrier_name(wb) not in waits:
+                continue  # variable-latency def the use does not wait for
+            lo, hi, fixed = defuse.latency(definer, sm)
+            if d.cycles >= hi:
+                continue
+            hot.append(d)
+            continue
+        if bars and not any(not r.startswith("B") for r in d.resources):
+            hot.append(d)  # reached through a scoreboard alone
+            continue
+        lo, hi, fixed = defuse.latency(definer, sm)
+        if definer.control is not None and not fixed:
+            # no scoreboard: the hardware runs it at a fixed latency (ULDC, uniform moves)
+            lo = min(lo, FIXED_CAP)
+        if d.distance >= lo:
+            continue  # enough instructions issued in between to cover a fixed latency
+        hot.append(d)
+    return tuple(hot)
+
+
+def _eligible(function: Function, deps: tuple[Dependence, ...], reason: str) -> list[tuple[Dependence, str]]:
+    ins = function.instructions
+    out = []
+    for d in deps:
+        cls = defuse.def_class(ins[d.def_], d.via_read_barrier)
+        if reason == "memory_dependency" and cls in MEMORY_CLASSES:
+            out.append((d, cls))
+        elif reason == "execution_dependency" and cls in EXECUTION_CLASSES:
+            out.append((d, cls))
+        elif reason == "synchronization" and cls == "synchronization":
+            out.append((d, cls))
+    return out
+
+
+def _sync_def(function: Function, i: int) -> int | None:
+    """The BAR just before instruction ``i`` (a sync stall after a BAR belongs to the BAR)."""
+    ins = function.instructions
+    for k in (i - 1, i):
+        if 0 <= k < len(ins) and ins[k].base_opcode in ("BAR", "BARRIER", "SYNCS", "MEMBAR", "WARPSYNC", "ERRBAR"):
+            return k
+    return None
+
+
+def apportion(stall: float, latency: float, weighted: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
+    """Eq. 1: split ``stall`` and ``latency`` over defs by weight I_i / d_i; the parts sum to the whole."""
+    total = sum(w for _, w in weighted)
+    if total <= 0:
+        n = len(weighted)
+        return [(k, stall / n, latency / n) for k, _ in weighted]
+    return [(k, stall * w / total, latency * w / total) for k, w in weighted]
+
+
+def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: int = 90,
+                   flow: Flow | None = None) -> FunctionBlame:
+    """Blame every sample of ``function`` (offset -> PCStats) on the instruction that caused it."""
+    flow = flow or build_flow(function)
+    ins = function.instructions
+    index_of = {x.offset: k for k, x in enumerate(ins)}
+    sampled = {index_of[o]: p for o, p in samples.items() if o in index_of and p.total > 0}
+    result = FunctionBlame(function, flow, {ins[k].offset: p for k, p in sampled.items()})
+    reach = reaching_defs(function, flow, wanted=set(sampled))
+    issued_at = {k: p.issued for k, p in sampled.items()}
+    for j, p in sampled.items():
+        deps = hot_dependences(function, j, reach.get(j, ()), sm)
+        result.dependences[j] = deps
+        by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        ni = p.not_issued_dict()
+        for reason, n in p.stalls:
+            c = reason_category(reason)
+            by_cat[c][0] += n
+            by_cat[c][1] += ni.get(reason, 0)
+        for reason, n in p.not_issued:
+            if reason not in dict(p.stalls):
+                by_cat[reason_category(reason)][1] += n
+        use_off = ins[j].offset
+        for cat, (s, lat) in by_cat.items():
+            if s <= 0 and lat <= 0:
+                continue
+            targets: list[tuple[int, str, int]] = []
+            if cat == "synchronization":
+                k = _sync_def(function, j)
+                if k is not None:
+                    targets = [(k, "synchronization", max(1, j - k))]
+            if not targets and cat in ("memory_dependency", "execution_dependency", "synchronization"):
+                targets = [(d.def_, cls, d.distance) for d, cls in _eligible(function, deps, cat)]
+            if not targets:
+                result.edges.append(BlameEdge(use_off, use_off, cat, "self", float(s), float(lat), 0))
+                continue
+            weighted = [(t, max(float(issued_at.get(t[0], 0)), ISSUE_FLOOR) / max(1, t[2])) for t in targets]
+            for (k, cls, dist), bs, bl in apportion(float(s), float(lat), weighted):
+                result.edges.append(BlameEdge(ins[k].offset, use_off, cat, cls, bs, bl, dist))
+    return result

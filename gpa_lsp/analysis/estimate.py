@@ -1,0 +1,148 @@
+"""GPA's speedup estimators (section 5.2), as plain arithmetic.
+
+Symbols follow the paper: ``T`` all samples of the kernel, ``M`` matched
+samples, ``L`` latency (not-issued) samples, ``A`` active (issued) samples.
+Every estimate is >= 1: an optimizer cannot make the kernel slower in this
+model, and a degenerate input (no samples) gives exactly 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+
+def stall_elimination(total: float, matched: float) -> float:
+    """Eq. 2: ``T / (T - M)`` -- the matched stalls vanish."""
+    if total <= 0 or matched <= 0:
+        return 1.0
+    matched = min(matched, total)
+    if matched >= total:
+        # every sample matched: the model has no remaining work; cap at the sample resolution
+        return float(total)
+    return total / (total - matched)
+
+
+def latency_hiding(total: float, matched_latency: float, active: float) -> float:
+    """Eq. 3-4: ``T / (T - min(A, M_L))`` -- latency overlapped by at most the active samples.
+
+    With ``A + L <= T`` the result is at most 2 (Theorem 5.1).
+    """
+    if total <= 0 or matched_latency <= 0 or active <= 0:
+        return 1.0
+    hidden = min(active, matched_latency, total / 2.0)
+    return total / (total - hidden)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A loop or function scope for Eq. 5."""
+
+    key: object
+    parent: object | None
+    active: float                 # issued samples of instructions inside the scope (nested ones included)
+    matched_latency: float        # matched latency samples whose def lies innermost in this scope
+
+
+def scoped_latency_hiding(total: float, scopes: Iterable[Scope]) -> tuple[float, dict[object, float]]:
+    """Eq. 5: latency hidden per scope is bounded by the active samples *in* that scope.
+
+    Latency samples that a scope cannot hide with its own active samples are
+    offered to the enclosing scope (whose active samples include the inner
+    scope's). Returns (kernel speedup, hidden samples per scope).
+    """
+    scopes = list(scopes)
+    if total <= 0 or not scopes:
+        return 1.0, {}
+    by_key = {s.key: s for s in scopes}
+    depth: dict[object, int] = {}
+
+    def d(k) -> int:
+        if k in depth:
+            return depth[k]
+        seen = set()
+        n, cur = 0, k
+        while cur is not None and cur in by_key and cur not in seen:
+            seen.add(cur)
+            n += 1
+            cur = by_key[cur].parent
+        depth[k] = n
+        return n
+
+    pending = {s.key: s.matched_latency for s in scopes}
+    used = {s.key: 0.0 for s in scopes}   # active samples already spent inside each scope
+    hidden: dict[object, float] = {}
+    for s in sorted(scopes, key=d, reverse=True):
+        want = pending.get(s.key, 0.0)
+        free = max(0.0, s.active - used[s.key])
+        h = min(want, free)
+        hidden[s.key] = h
+        # spending active samples here also spends them in every enclosing scope
+        cur = s.parent
+        while cur is not None and cur in by_key:
+            used[cur] += h
+            cur = by_key[cur].parent
+        used[s.key] += h
+        rest = want - h
+        if rest > 0 and s.parent in pending:
+            pending[s.parent] += rest
+    total_hidden = min(sum(hidden.values()), total / 2.0)
+    if total_hidden <= 0:
+        return 1.0, hidden
+    return total / (total - total_hidden), hidden
+
+
+# --- parallel optimizers (Eq. 6-10) ----------------------------------------------------------
+
+
+def issue_probability(p: float, warps: float) -> float:
+    """Eq. 8/9: P(k) = 1 - (1 - p)^k, a scheduler with k warps issues when any of them can."""
+    p = min(max(p, 0.0), 1.0)
+    if warps <= 0:
+        return 0.0
+    return 1.0 - (1.0 - p) ** warps
+
+
+def thread_balance(threads_per_block: int) -> float:
+    """tb = ceil(t/32)*32 / t: the share of lanes wasted in the last warp of a block."""
+    if threads_per_block <= 0:
+        return 1.0
+    return math.ceil(threads_per_block / 32) * 32 / threads_per_block
+
+
+def thread_increase(active_warps: float, issued_ratio: float, threads_per_block: int, *,
+                    schedulers: int = 4, max_warps: int = 64) -> float:
+    """Eq. 6-10 for Thread Increase: more warps per scheduler raise its issue probability."""
+    w = max(active_warps, 0.0)
+    tb = thread_balance(threads_per_block)
+    if w <= 0:
+        return 1.0
+    if w < schedulers:
+        return max(1.0, (schedulers / w) * tb)
+    now = issue_probability(issued_ratio, w / schedulers)
+    best = issue_probability(issued_ratio, max_warps / schedulers)
+    if now <= 0:
+        return 1.0
+    return max(1.0, best / now * tb)
+
+
+def block_increase(active_warps: float, issued_ratio: float, shares: Mapping[str, float], *,
+                   schedulers: int = 4) -> float:
+    """Eq. 10 for Block Increase (grid smaller than the SM count).
+
+    ``speedup = 1 / ((S/W) * (P(W/S)/p) * (1 - r_mthr - r_nsel - r_pipe))``: spreading
+    the same warps over more SMs leaves fewer warps per scheduler, which removes
+    the throttle, not-selected and pipe stalls that crowding caused.
+    """
+    w = max(active_warps, 0.0)
+    p = min(max(issued_ratio, 0.0), 1.0)
+    if w <= 0 or p <= 0:
+        return 1.0
+    crowd = shares.get("memory_throttle", 0.0) + shares.get("not_selected", 0.0) + shares.get("pipe_busy", 0.0)
+    free = max(1e-9, 1.0 - crowd)
+    per_sched = w / schedulers
+    denom = (schedulers / w) * (issue_probability(p, per_sched) / p) * free
+    if denom <= 0:
+        return 1.0
+    return max(1.0, 1.0 / denom)

@@ -1,0 +1,100 @@
+"""The one interface every optimizer implements, and the helpers they share.
+
+An optimizer says what it needs (``requires``), what it matches (``match``:
+blamed samples with the def -> use pairs that carry them), how much that is
+worth (``estimate``, one of GPA's estimators) and what to tell and change
+(``suggestion``, ``fix``). Nothing else: ranking and presentation belong to
+the advisor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable
+
+from ..blame import BlameEdge
+from ..context import KernelContext
+from ..estimate import Scope, latency_hiding, scoped_latency_hiding, stall_elimination
+from ..model import Fix
+
+
+@dataclass(frozen=True)
+class Match:
+    edges: tuple[BlameEdge, ...]          # matched def -> use samples (already weighted)
+    samples: float                        # matched samples (Eq. 2's M)
+    latency: float                        # matched latency samples (Eq. 3-5)
+    scopes: tuple[Scope, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | bool] = lambda e: True) -> Match | None:
+    """Edges where ``keep`` is true (or a weight in 0..1 that scales the edge)."""
+    out = []
+    for e in edges:
+        w = keep(e)
+        if w is True:
+            out.append(e)
+        elif w and float(w) > 0:
+            out.append(replace(e, stall=e.stall * float(w), latency=e.latency * float(w)))
+    if not out:
+        return None
+    return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
+
+
+class Optimizer:
+    id: str = ""
+    title: str = ""
+    kind: str = "code"                   # "code" | "parallel"
+    method: str = "stall_elimination"    # | "latency_hiding" | "scoped_latency_hiding" | "parallel"
+    suggestion: str = ""
+
+    def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def estimate(self, ctx: KernelContext, match: Match) -> float:
+        if self.method == "stall_elimination":
+            return stall_elimination(ctx.total, match.samples)
+        if self.method == "latency_hiding":
+            return latency_hiding(ctx.total, match.latency, ctx.active)
+        if self.method == "scoped_latency_hiding":
+            return scoped_latency_hiding(ctx.total, match.scopes)[0]
+        raise NotImplementedError(self.method)
+
+    def describe(self, ctx: KernelContext, match: Match) -> str:
+        return self.suggestion
+
+    def fix(self, ctx: KernelContext, match: Match) -> Fix | None:
+        return None
+
+
+def loop_scopes_for(ctx: KernelContext, edges: Iterable[BlameEdge], *, function_scope: bool) -> tuple[Scope, ...]:
+    """Eq. 5 scopes: each edge's latency goes to the innermost loop holding its def (or the function)."""
+    pending: dict[object, float] = defaultdict(float)
+    for e in edges:
+        site = ctx.site(e.def_)
+        if site is None:
+            continue
+        lp = ctx.loop_of(e.def_)
+        key = (site.function.name, lp.header_offset) if lp else (site.function.name, None)
+        if lp is None and not function_scope:
+            continue
+        pending[key] += e.latency
+    scopes: list[Scope] = []
+    for fb in ctx.blames:
+        fn = fb.function
+        fkey = (fn.name, None)
+        if function_scope:
+            scopes.append(Scope(fkey, None, float(ctx.issued_in(fn, range(len(fn.instructions)))), pending.get(fkey, 0.0)))
+        for lp in ctx.loops.get(fn.name, ()):
+            key = (fn.name, lp.header_offset)
+            parent = (fn.name, lp.parent) if lp.parent is not None else (fkey if function_scope else None)
+            scopes.append(Scope(key, parent, float(ctx.issued_in(fn, lp.instructions)), pending.get(key, 0.0)))
+    return tuple(scopes)
+
+
+def hottest(edges: Iterable[BlameEdge], key=lambda e: e.def_) -> list[tuple[Any, float]]:
+    acc: dict[Any, float] = defaultdict(float)
+    for e in edges:
+        acc[key(e)] += e.stall
+    return sorted(acc.items(), key=lambda kv: -kv[1])

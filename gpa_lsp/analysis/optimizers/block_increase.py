@@ -1,0 +1,35 @@
+"""Block Increase: fewer blocks than SMs leaves SMs idle (parallel estimator, Eq. 6-10)."""
+
+from __future__ import annotations
+
+from ..estimate import block_increase
+from ..model import Fix
+from .base import Match, Optimizer
+from .thread_increase import block_size_fix
+
+
+class BlockIncrease(Optimizer):
+    id = "block_increase"
+    title = "Block Increase"
+    kind = "parallel"
+    method = "parallel"
+    suggestion = ("The grid has fewer blocks than the GPU has SMs. Launch more, smaller blocks (or split the "
+                  "work of a block) so that every SM has work.")
+
+    def match(self, ctx) -> Match | None:
+        L = ctx.launch
+        if L is None or L.blocks >= ctx.device.sm_count or L.threads_per_block <= 128 or ctx.occupancy is None:
+            return None
+        return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks})
+
+    def estimate(self, ctx, match: Match) -> float:
+        occ = ctx.occupancy
+        shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
+        p = ctx.active / ctx.total if ctx.total else 0.0
+        est = block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm)
+        # idle SMs: the work of one block per busy SM spreads over all of them
+        idle = ctx.device.sm_count / max(1, ctx.launch.blocks)
+        return max(est, 1.0) if idle < 2 else max(est, min(idle, ctx.launch.threads_per_block / 128))
+
+    def fix(self, ctx, match: Match) -> Fix | None:
+        return block_size_fix(ctx, smaller=True)

@@ -1,0 +1,42 @@
+"""Function Split: instruction-fetch stalls inside inlined functions (the code is too large)."""
+
+from __future__ import annotations
+
+from .base import Match, Optimizer, match_edges
+
+
+class FunctionSplit(Optimizer):
+    id = "function_split"
+    title = "Function Split"
+    suggestion = ("Instruction fetch stalls fall in inlined code: the kernel is larger than the instruction "
+                  "cache holds. Keep rarely taken paths out of line (__noinline__) or split the kernel.")
+
+    def match(self, ctx) -> Match | None:
+        def keep(e):
+            site = ctx.site(e.use)
+            return e.reason == "instruction_fetch" and site is not None and bool(site.instruction.inline)
+        return match_edges(ctx.edges, keep)
+
+    def fix(self, ctx, match):
+        from collections import Counter
+
+        from ..model import Fix
+        calls: Counter = Counter()
+        for e in match.edges:
+            site = ctx.site(e.use)
+            if site and site.instruction.inline and site.instruction.loc:
+                calls[(site.instruction.loc.file, site.instruction.inline[0].line)] += e.stall
+        if not calls:
+            return None
+        (file, line), _ = calls.most_common(1)[0]
+        lines = ctx.reader(file)
+        name = _callee_at(lines[line - 1]) if lines and 0 < line <= len(lines) else None
+        return Fix("noinline", file, line, {"function": name}) if name else None
+
+
+def _callee_at(text: str) -> str | None:
+    import re
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", text):
+        if m.group(1) not in ("if", "for", "while", "switch", "return", "sizeof"):
+            return m.group(1)
+    return None

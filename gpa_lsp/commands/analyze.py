@@ -1,0 +1,55 @@
+"""`gpa analyze BUNDLE`: the advisor's report for a recorded profile bundle."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def parse_source_map(items) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items or ():
+        old, sep, new = item.partition("=")
+        if not sep or not old:
+            raise ConfigError(f"--source-root {item!r} is not OLD=NEW", "e.g. --source-root /build/src=.")
+        out.append((old, new))
+    return tuple(out)
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("analyze", help="analyse a recorded profile bundle and print ranked advice")
+    p.add_argument("bundle", help="a .gpabundle recorded by `gpa profile`")
+    p.add_argument("--source-root", action="append", metavar="OLD=NEW", default=[],
+                   help="map source paths recorded at build time (repeatable)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    fmt.add_argument("--sarif", metavar="FILE", help="write the report as SARIF 2.1.0 ('-' for stdout)")
+    p.add_argument("--kernel", metavar="NAME", help="only this kernel (mangled, demangled or a substring)")
+    p.set_defaults(func=run)
+
+
+def emit(report, args, reader=None) -> int:
+    from ..analysis.report import render_text, to_json_report, to_sarif
+
+    if args.json or args.sarif:
+        data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
+        text = json.dumps(data, indent=1)
+        target = args.json or args.sarif
+        if target == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            Path(target).write_text(text + "\n", encoding="utf-8")
+        return 0
+    sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel))
+    return 0
+
+
+def run(args) -> int:
+    from ..analysis.advisor import advise_bundle
+
+    smap = parse_source_map(args.source_root)
+    report = advise_bundle(args.bundle, source_map=smap, root=str(Path.cwd()))
+    return emit(report, args)

@@ -1,0 +1,274 @@
+"""The portable profile bundle (``*.gpabundle``): one zip that holds a whole recording.
+
+Layout (all members deflated)::
+
+    manifest.json          schema, tool version, created, collector, build and harness
+                           commands, source files (path + sha256), cubin index
+    profile.json           Device, Kernels with launches, PCStats (gpa_lsp.profile.model)
+    cubins/<sha256>.cubin  every cubin the profile refers to, by content hash
+
+A bundle recorded on the GPU machine is analysed anywhere: the cubins travel
+with the samples, so nothing has to be rebuilt to read PCs back. Standard
+library only (zipfile, json, hashlib): this module runs on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .. import __version__
+from ..errors import BundleError
+from .model import Device, Kernel, Launch, PCStats, Profile
+
+SCHEMA = "gpa-bundle"
+SCHEMA_VERSION = 1
+SUFFIX = ".gpabundle"
+_MANIFEST = "manifest.json"
+_PROFILE = "profile.json"
+_CUBINS = "cubins/"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    profile: Profile
+    cubins: dict[str, bytes] = field(default_factory=dict)   # sha256 -> cubin bytes
+    manifest: dict = field(default_factory=dict)
+
+    def cubin_for(self, kernel: str) -> bytes | None:
+        """The cubin that holds ``kernel`` (mangled or demangled name)."""
+        k = self.profile.kernel(kernel)
+        return self.cubins.get(k.cubin) if k else None
+
+    @property
+    def sources(self) -> list[dict]:
+        return list(self.manifest.get("sources", []))
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- profile <-> JSON
+
+def profile_to_json(p: Profile) -> dict:
+    def launch(l: Launch) -> dict:
+        return {"grid": list(l.grid), "block": list(l.block), "dynamic_shared": l.dynamic_shared,
+                "registers": l.registers, "static_shared": l.static_shared, "duration_ns": l.duration_ns}
+
+    def pc(s: PCStats) -> dict:
+        d: dict[str, Any] = {"cubin": s.cubin, "function": s.function, "offset": s.offset,
+                             "stalls": dict(s.stalls), "not_issued": dict(s.not_issued)}
+        for key in ("executed", "thread_executed", "sectors", "ideal_sectors", "bank_conflicts",
+                    "divergent_branches"):
+            v = getattr(s, key)
+            if v is not None:
+                d[key] = v
+        return d
+
+    return {
+        "collector": p.collector,
+        "device": {k: getattr(p.device, k) for k in Device.__dataclass_fields__},
+        "kernels": [{"name": k.name, "demangled": k.demangled, "cubin": k.cubin, "cubin_crc": k.cubin_crc,
+                     "launches": [launch(l) for l in k.launches]} for k in p.kernels],
+        "pcs": [pc(s) for s in p.pcs],
+        "sampling_period": p.sampling_period,
+        "dropped_samples": p.dropped_samples,
+        "total_samples": p.total_samples,
+    }
+
+
+def _pairs(d: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((str(k), int(v)) for k, v in d.items()))
+
+
+def profile_from_json(d: Mapping[str, Any]) -> Profile:
+    dev = d["device"]
+    device = Device(**{k: dev[k] for k in Device.__dataclass_fields__ if k in dev})
+    kernels = tuple(
+        Kernel(name=k["name"], demangled=k.get("demangled", k["name"]), cubin=k["cubin"],
+               cubin_crc=k.get("cubin_crc"),
+               launches=tuple(Launch(grid=tuple(l["grid"]), block=tuple(l["block"]),
+                                     dynamic_shared=l.get("dynamic_shared", 0), registers=l.get("registers", 0),
+                                     static_shared=l.get("static_shared", 0), duration_ns=l.get("duration_ns"))
+                              for l in k.get("launches", ())))
+        for k in d["kernels"])
+    pcs = tuple(
+        PCStats(cubin=s["cubin"], function=s["function"], offset=int(s["offset"]),
+                stalls=_pairs(s.get("stalls", {})), not_issued=_pairs(s.get("not_issued", {})),
+                executed=s.get("executed"), thread_executed=s.get("thread_executed"),
+                sectors=s.get("sectors"), ideal_sectors=s.get("ideal_sectors"),
+                bank_conflicts=s.get("bank_conflicts"), divergent_branches=s.get("divergent_branches"))
+        for s in d["pcs"])
+    return Profile(collector=d["collector"], device=device, kernels=kernels, pcs=pcs,
+                   sampling_period=d.get("sampling_period"), dropped_samples=int(d.get("dropped_samples", 0)),
+                   total_samples=int(d.get("total_samples", 0)))
+
+
+# ---------------------------------------------------------------- manifest
+
+def source_records(paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None) -> list[dict]:
+    """Manifest entries for source files: path (relative to ``root`` when inside it) and sha256."""
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            continue
+        shown = str(path)
+        if root is not None:
+            try:
+                shown = str(path.resolve().relative_to(Path(root).resolve()))
+            except ValueError:
+                shown = str(path.resolve())
+        out.append({"path": shown, "abspath": str(path.resolve()), "sha256": file_sha256(path)})
+    return out
+
+
+def make_manifest(*, collector: str, build_command: Sequence[str] | str | None = None,
+                  harness_command: Sequence[str] | str | None = None, sources: Sequence[dict] = (),
+                  extra: Mapping[str, Any] | None = None) -> dict:
+    m = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "tool": "gpa-lsp",
+        "tool_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "collector": collector,
+        "build_command": list(build_command) if isinstance(build_command, (list, tuple)) else build_command,
+        "harness_command": list(harness_command) if isinstance(harness_command, (list, tuple)) else harness_command,
+        "sources": list(sources),
+    }
+    if extra:
+        m.update(extra)
+    return m
+
+
+def map_source_path(path: str, source_map: Sequence[tuple[str, str]] = (), root: str | os.PathLike | None = None,
+                    manifest: Mapping[str, Any] | None = None) -> str:
+    """Where a source path recorded on another machine lives here.
+
+    1. the first ``source_map`` prefix (OLD -> NEW, NEW relative to ``root``) that matches;
+    2. else the path itself if it exists;
+    3. else a manifest source with the same absolute path, looked up by its
+       relative path under ``root`` (the project moved, the layout did not);
+    4. else a file under ``root`` with the same name (returned unchanged if none).
+    """
+    for old, new in source_map:
+        old_n = old.rstrip("/")
+        if path == old_n or path.startswith(old_n + "/"):
+            rest = path[len(old_n):].lstrip("/")
+            base = Path(new) if root is None else Path(root) / new
+            return str((base / rest).resolve()) if rest else str(base.resolve())
+    if Path(path).exists():
+        return path
+    if root is not None:
+        for src in (manifest or {}).get("sources", []):
+            if src.get("abspath") == path and not Path(src["path"]).is_absolute():
+                cand = Path(root) / src["path"]
+                if cand.exists():
+                    return str(cand.resolve())
+        cand = Path(root) / Path(path).name
+        if cand.exists():
+            return str(cand.resolve())
+    return path
+
+
+def changed_sources(bundle: Bundle, root: str | os.PathLike) -> list[str]:
+    """Manifest sources whose file under ``root`` differs from the recorded sha256 (stale bundle)."""
+    out = []
+    for src in bundle.sources:
+        p = Path(src["path"]) if Path(src["path"]).is_absolute() else Path(root) / src["path"]
+        if not p.is_file() or file_sha256(p) != src.get("sha256"):
+            out.append(src["path"])
+    return out
+
+
+# ---------------------------------------------------------------- zip I/O
+
+def write_bundle(path: str | os.PathLike, bundle: Bundle) -> Path:
+    """Write ``bundle`` (only the cubins its profile names are required; extra ones are kept)."""
+    p = Path(path)
+    missing = sorted({k.cubin for k in bundle.profile.kernels} - set(bundle.cubins))
+    if missing:
+        raise BundleError(f"cannot write {p.name}: no cubin for {', '.join(m[:12] for m in missing)}",
+                          "pass the cubins the kernels were loaded from")
+    for sha, data in bundle.cubins.items():
+        if sha256(data) != sha:
+            raise BundleError(f"cannot write {p.name}: cubin key {sha[:12]} is not the sha256 of its bytes")
+    manifest = dict(bundle.manifest) or make_manifest(collector=bundle.profile.collector)
+    manifest.setdefault("schema", SCHEMA)
+    manifest["schema_version"] = SCHEMA_VERSION
+    manifest.setdefault("collector", bundle.profile.collector)
+    manifest["cubins"] = {sha: {"size": len(data)} for sha, data in sorted(bundle.cubins.items())}
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr(_MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
+        z.writestr(_PROFILE, json.dumps(profile_to_json(bundle.profile), separators=(",", ":")))
+        for sha, data in sorted(bundle.cubins.items()):
+            z.writestr(f"{_CUBINS}{sha}.cubin", data)
+    os.replace(tmp, p)
+    return p
+
+
+def read_bundle(path: str | os.PathLike) -> Bundle:
+    """Read a bundle; any problem is a :class:`BundleError` that names the file and what to do."""
+    p = Path(path)
+    hint = "record it again with `gpa profile`"
+    if not p.is_file():
+        raise BundleError(f"profile bundle {p} does not exist", "run `gpa profile` or fix [profile] bundle in gpa.toml")
+    try:
+        with zipfile.ZipFile(p) as z:
+            names = set(z.namelist())
+            if _MANIFEST not in names:
+                raise BundleError(f"{p.name} is a zip but not a gpa bundle (no {_MANIFEST})", hint)
+            manifest = json.loads(z.read(_MANIFEST))
+            if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
+                raise BundleError(f"{p.name} is not a gpa bundle (schema {manifest.get('schema')!r})", hint)
+            version = manifest.get("schema_version")
+            if version != SCHEMA_VERSION:
+                newer = isinstance(version, int) and version > SCHEMA_VERSION
+                raise BundleError(
+                    f"{p.name} has bundle schema version {version}, this gpa-lsp reads version {SCHEMA_VERSION}",
+                    "upgrade gpa-lsp" if newer else hint)
+            if _PROFILE not in names:
+                raise BundleError(f"{p.name} has no {_PROFILE}", hint)
+            profile = profile_from_json(json.loads(z.read(_PROFILE)))
+            cubins: dict[str, bytes] = {}
+            for name in names:
+                if name.startswith(_CUBINS) and name.endswith(".cubin"):
+                    data = z.read(name)
+                    key = name[len(_CUBINS):-len(".cubin")]
+                    if sha256(data) != key:
+                        raise BundleError(f"{p.name}: cubin {key[:12]} does not match its sha256 (corrupt)", hint)
+                    cubins[key] = data
+    except BundleError:
+        raise
+    except zipfile.BadZipFile as exc:
+        raise BundleError(f"{p.name} is not a gpa bundle (not a zip file, or truncated: {exc})", hint) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{p.name} is corrupt: unreadable JSON ({exc})", hint) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BundleError(f"{p.name} is corrupt: a field is missing or wrong ({exc})", hint) from None
+    except (zlib.error, EOFError, OSError) as exc:
+        raise BundleError(f"{p.name} is corrupt: {exc}", hint) from None
+    missing = sorted({k.cubin for k in profile.kernels} - set(cubins))
+    if missing:
+        raise BundleError(f"{p.name} lacks the cubin of {len(missing)} kernel(s)", hint)
+    return Bundle(profile=profile, cubins=cubins, manifest=manifest)
+

@@ -1,0 +1,204 @@
+"""Build, run the harness under a collector, write the bundle: the one entry point for `gpa profile`
+and the language server (which calls :func:`collect` off its event loop).
+
+Standard library only (+ cuda-bindings for the device limits): this runs on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..config import Config
+from ..errors import GpaError, HarnessError, ProfilingError
+from ..toolchain import find_tool
+from . import harness
+from .bundle import Bundle, make_manifest, source_records, write_bundle
+from .model import Profile
+
+
+@dataclass
+class CollectResult:
+    path: Path
+    profile: Profile
+    collector: str
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+    launches_seen: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        p = self.profile
+        lines = [f"{self.collector}: {len(p.kernels)} kernel(s), {p.total_samples} samples"
+                 f" ({p.dropped_samples} dropped), {len(p.pcs)} PCs, harness {self.wall_s:.2f} s -> {self.path}"]
+        for k in p.kernels:
+            n = sum(s.total for s in p.pcs if s.function == k.name)
+            lines.append(f"  {k.demangled[:70]:70s} launches {len(k.launches):4d}  samples {n}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _harness_parts(config: Config, build_output: str | None):
+    h = config.harness
+    command = h.command
+    if command is None:
+        if not build_output:
+            raise HarnessError("no harness to run: [harness] command is not set",
+                               "set [harness] command = [\"build/app\"] in gpa.toml")
+        command = (build_output,)
+    cwd = config.resolve(h.cwd) if h.cwd else config.root
+    return command, cwd, dict(h.env)
+
+
+def _default_out(config: Config, collector: str) -> Path:
+    return Path(config.resolve(f".gpa/{collector}.gpabundle"))
+
+
+def _build(config: Config, cancel, log) -> str | None:
+    from ..build import build
+    if config.build.command is None and not config.build.sources:
+        return None
+    log("building ...")
+    res = build(config, cancel).check()
+    return res.output
+
+
+def _sources(config: Config) -> list[dict]:
+    return source_records([config.resolve(s) for s in config.build.sources], config.root)
+
+
+def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    from .cupti.builder import find_cupti, injection_library
+    from .cupti.reader import read_output
+    cupti = find_cupti()
+    lib = injection_library(cupti)
+    command, cwd, env = _harness_parts(config, build_output)
+    with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
+        env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
+                    "GPA_CUPTI_SAMPLING_PERIOD": str(config.profile.sampling_period)})
+        # the injected CUPTI must be the one the library was linked with
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+        log(f"running the harness under CUPTI PC sampling (period 2^{config.profile.sampling_period} cycles) ...")
+        res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+        if os.environ.get("GPA_KEEP_CUPTI_OUT"):
+            keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
+        run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
+    manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
+                             sources=_sources(config),
+                             extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
+                                              "origin": cupti.origin, "complete": run.complete,
+                                              "hardware_buffer_full": run.hardware_buffer_full},
+                                    "harness_wall_s": round(res.wall_s, 3)})
+    write_bundle(out, Bundle(run.profile, run.cubins, manifest))
+    notes = list(run.errors)
+    if not run.complete:
+        notes.append("the harness ended before CUPTI's last flush (no END record); late samples may be missing")
+    return CollectResult(out, run.profile, "cupti", res.wall_s, notes, run.launches_seen)
+
+
+def _cubins_for_ncu(config: Config, build_output: str | None, workdir: Path, cancel) -> dict[str, bytes]:
+    """The cubins of the program ncu ran: extracted from the executable, else rebuilt with -cubin."""
+    found: dict[str, bytes] = {}
+    exe = build_output
+    if exe and Path(exe).is_file():
+        try:
+            cuobjdump = find_tool("cuobjdump")
+            xdir = workdir / "xelf"
+            xdir.mkdir()
+            harness.run([cuobjdump, "-xelf", "all", str(Path(exe).resolve())], cwd=xdir, timeout=300, cancel=cancel,
+                        what="cuobjdump")
+            for f in sorted(xdir.glob("*.cubin")):
+                data = f.read_bytes()
+                found[hashlib.sha256(data).hexdigest()] = data
+        except (GpaError, OSError):
+            found = {}
+    if not found and config.build.sources:
+        from ..build import build_cubins
+        for f in build_cubins(config, workdir / "cubins", cancel):
+            data = f.read_bytes()
+            found[hashlib.sha256(data).hexdigest()] = data
+    return found
+
+
+def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    from . import ncu as ncu_mod
+    from .device import query_device
+    ncu = find_tool("ncu", config.profile.ncu)
+    command, cwd, env = _harness_parts(config, build_output)
+    with tempfile.TemporaryDirectory(prefix="gpa-ncu-") as tmp:
+        tmpd = Path(tmp)
+        report = tmpd / "report"
+        wrapper = ncu_mod.ncu_argv(ncu, report, kernels=config.profile.kernels,
+                                   launch_count=config.profile.launch_count)
+        log(f"running the harness under Nsight Compute ({config.profile.launch_count} launch(es) per kernel) ...")
+        res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel, wrapper=wrapper)
+        rep = report.with_suffix(".ncu-rep")
+        if not rep.is_file():
+            raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
+        source = ncu_mod.export(ncu, rep, "source", cancel=cancel)
+        details = ncu_mod.export(ncu, rep, "details", cancel=cancel)
+        cubins = _cubins_for_ncu(config, build_output, tmpd, cancel)
+        if not cubins:
+            raise ProfilingError("no cubin for the profiled program (cuobjdump found none, and [build] has no sources)",
+                                 "set [build] sources so gpa can build the cubins, or [build] output to the executable")
+        profile, used, notes = ncu_mod.convert(source, details, cubins, device=query_device(),
+                                               kernels=config.profile.kernels)
+        if not profile.pcs:
+            raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
+        if os.environ.get("GPA_KEEP_NCU_EXPORT"):
+            keep = Path(os.environ["GPA_KEEP_NCU_EXPORT"])
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / "source.csv").write_text(source)
+            (keep / "details.csv").write_text(details)
+    manifest = make_manifest(collector="ncu", build_command=_build_cmd(config), harness_command=command,
+                             sources=_sources(config),
+                             extra={"ncu": {"path": ncu, "sections": list(ncu_mod.SECTIONS),
+                                            "launch_count": config.profile.launch_count},
+                                    "harness_wall_s": round(res.wall_s, 3)})
+    write_bundle(out, Bundle(profile, used, manifest))
+    return CollectResult(out, profile, "ncu", res.wall_s, notes)
+
+
+def _build_cmd(config: Config):
+    if config.build.command is not None:
+        return config.build.command
+    if config.build.sources:
+        try:
+            from ..build import nvcc_argv
+            return nvcc_argv(config)
+        except GpaError:
+            return None
+    return None
+
+
+def collect_result(config: Config, *, collector: str | None = None, cancel: threading.Event | None = None,
+                   out: str | os.PathLike | None = None, log: Callable[[str], None] | None = None,
+                   build: bool = True) -> CollectResult:
+    collector = collector or config.profile.collector
+    if collector == "replay":
+        raise ProfilingError("collector \"replay\" records nothing: it replays [profile] bundle",
+                             "choose --collector cupti or ncu to record")
+    if collector not in ("cupti", "ncu"):
+        raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
+    log = log or (lambda m: None)
+    path = Path(out) if out else _default_out(config, collector)
+    build_output = _build(config, cancel, log) if build else None
+    if build_output is None and config.build.sources:
+        from ..build import output_path
+        build_output = output_path(config)
+    fn = collect_cupti if collector == "cupti" else collect_ncu
+    return fn(config, path, cancel=cancel, log=log, build_output=build_output)
+
+
+def collect(config: Config, *, collector: str | None = None, cancel: threading.Event | None = None,
+            out: str | os.PathLike | None = None) -> Path:
+    """Build, profile and write the bundle; return its path. Raises GpaError subclasses."""
+    return collect_result(config, collector=collector, cancel=cancel, out=out).path

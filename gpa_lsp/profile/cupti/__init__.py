@@ -1,0 +1,1 @@
+"""The CUPTI collector: an injection library (C, built on first use) and its reader."""

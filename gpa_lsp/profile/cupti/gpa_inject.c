@@ -1,0 +1,529 @@
+/*
+ * gpa_inject: CUPTI PC sampling (continuous mode) as a CUDA injection library.
+ *
+ * Loaded by the driver through CUDA_INJECTION64_PATH, which calls
+ * InitializeInjection() at cuInit. It
+ *   - on context creation: enables and configures PC sampling (all stall
+ *     reasons, period GPA_CUPTI_SAMPLING_PERIOD, continuous mode);
+ *   - on module load: saves the cubin (named by CUPTI's CRC) so PCs can be
+ *     read back against it, and takes the records CUPTI flushed for the
+ *     range that ended;
+ *   - on each kernel launch (driver API, which the runtime goes through):
+ *     writes grid, block and dynamic shared memory, and drains CUPTI's
+ *     buffer when it fills up, so the hardware buffer does not overflow;
+ *   - on module unload, context destruction and process exit: drains
+ *     everything and disables sampling.
+ * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
+ * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
+ * permission for the counters, a full hardware buffer) are written there as
+ * records too, so the caller can say what happened.
+ *
+ * Record lines (fields separated by one space; a name is always last):
+ *   V <format> <cupti api version> <sampling period>
+ *   D <ctx> <ordinal> <cc major> <cc minor> <sm count> <clock kHz> <max threads/sm>
+ *     <max blocks/sm> <regs/sm> <smem/sm> <max threads/block> <driver version> <name>
+ *   R <ctx> <reason index> <reason name>
+ *   M <ctx> <crc hex> <module id> <size> <file name>
+ *   L <ctx> <crc hex or 0> <gx> <gy> <gz> <bx> <by> <bz> <dyn smem> <kernel name>
+ *   P <ctx> <crc hex> <pc offset hex> <function name> <idx>:<samples> ...
+ *   T <ctx> <total samples> <dropped samples> <non-user samples> <hardware buffer full 0/1>
+ *   E <ctx> <cupti code> <where> <message>
+ *   X <launches not written>
+ *   END
+ */
+#define _GNU_SOURCE
+/* Only the CUPTI headers this file needs: cupti.h pulls in the runtime's
+ * generated meta headers, which break when the CUPTI wheel is newer than the
+ * toolkit's cuda_runtime_api.h. */
+#include <cuda.h>
+#include <cupti_result.h>
+#include <cupti_version.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_pcsampling.h>
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* from cupti_activity.h (stable since CUDA 5), declared here to keep the include set small */
+CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId);
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *deviceId);
+
+/* The parameter blocks of the launch entry points (their C signatures are
+ * frozen, so these match generated_cuda_meta.h of every CUDA 12/13). The
+ * cooperative and _ptsz variants share the first layout. */
+typedef struct {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+    void **extra;
+} gpa_launch_params;
+
+typedef struct {
+    const CUlaunchConfig *config;
+    CUfunction f;
+    void **kernelParams;
+    void **extra;
+} gpa_launch_ex_params;
+
+#define GPA_FORMAT 1
+#define GPA_GETDATA_PCS 5000
+#define GPA_DRAIN_REMAINING 1000
+#define GPA_DRAIN_EVERY_LAUNCHES 4096
+#define GPA_MAX_LAUNCH_LINES 200000
+
+typedef struct GpaCtx {
+    CUcontext ctx;
+    uint32_t uid;
+    int enabled;
+    size_t num_reasons;
+    uint32_t *reason_index;
+    char **reason_names;
+    CUpti_PCSamplingData config_buf;  /* CUPTI flushes here on range end / disable */
+    CUpti_PCSamplingData get_buf;     /* cuptiPCSamplingGetData fills this one */
+    uint64_t launches_since_drain;
+    struct GpaCtx *next;
+} GpaCtx;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *g_out = NULL;
+static char g_dir[4096];
+static int g_initialized = 0;
+static int g_finished = 0;
+static uint32_t g_period = 12;
+static size_t g_scratch_bytes = 0;
+static size_t g_hw_bytes = 0;
+static GpaCtx *g_ctxs = NULL;
+static uint64_t g_launch_lines = 0;
+static uint64_t g_launches_unwritten = 0;
+static CUpti_SubscriberHandle g_subscriber;
+
+/* driver entry points, looked up in the libcuda the process already has */
+typedef CUresult (*PFN_DeviceGet)(CUdevice *, int);
+typedef CUresult (*PFN_DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*PFN_DeviceGetName)(char *, int, CUdevice);
+typedef CUresult (*PFN_DriverGetVersion)(int *);
+static PFN_DeviceGet p_cuDeviceGet;
+static PFN_DeviceGetAttribute p_cuDeviceGetAttribute;
+static PFN_DeviceGetName p_cuDeviceGetName;
+static PFN_DriverGetVersion p_cuDriverGetVersion;
+
+static void load_driver_symbols(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (!h) return;
+    p_cuDeviceGet = (PFN_DeviceGet)dlsym(h, "cuDeviceGet");
+    p_cuDeviceGetAttribute = (PFN_DeviceGetAttribute)dlsym(h, "cuDeviceGetAttribute");
+    p_cuDeviceGetName = (PFN_DeviceGetName)dlsym(h, "cuDeviceGetName");
+    p_cuDriverGetVersion = (PFN_DriverGetVersion)dlsym(h, "cuDriverGetVersion");
+}
+
+static const char *result_name(CUptiResult r)
+{
+    const char *s = NULL;
+    if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) return "unknown";
+    return s;
+}
+
+static void write_error(uint32_t uid, CUptiResult r, const char *where)
+{
+    if (!g_out) return;
+    fprintf(g_out, "E %u %d %s %s\n", uid, (int)r, where, result_name(r));
+    fflush(g_out);
+}
+
+static GpaCtx *find_ctx(CUcontext ctx)
+{
+    for (GpaCtx *c = g_ctxs; c; c = c->next)
+        if (c->ctx == ctx) return c;
+    return NULL;
+}
+
+static int alloc_data(CUpti_PCSamplingData *d, size_t num_pcs, size_t num_reasons)
+{
+    memset(d, 0, sizeof(*d));
+    d->size = sizeof(CUpti_PCSamplingData);
+    d->collectNumPcs = num_pcs;
+    d->pPcData = (CUpti_PCSamplingPCData *)calloc(num_pcs, sizeof(CUpti_PCSamplingPCData));
+    if (!d->pPcData) return 0;
+    for (size_t i = 0; i < num_pcs; i++) {
+        d->pPcData[i].size = sizeof(CUpti_PCSamplingPCData);
+        d->pPcData[i].stallReason =
+            (CUpti_PCSamplingStallReason *)calloc(num_reasons ? num_reasons : 1, sizeof(CUpti_PCSamplingStallReason));
+        if (!d->pPcData[i].stallReason) return 0;
+    }
+    return 1;
+}
+
+/* Write the records of one buffer and mark it empty. Names are CUPTI's to keep. */
+static void consume(GpaCtx *c, CUpti_PCSamplingData *d)
+{
+    if (!g_out) return;
+    for (size_t i = 0; i < d->totalNumPcs; i++) {
+        CUpti_PCSamplingPCData *pc = &d->pPcData[i];
+        fprintf(g_out, "P %u %" PRIx64 " %" PRIx64 " %s", c->uid, (uint64_t)pc->cubinCrc, (uint64_t)pc->pcOffset,
+                pc->functionName ? pc->functionName : "?");
+        for (size_t k = 0; k < pc->stallReasonCount; k++)
+            if (pc->stallReason[k].samples)
+                fprintf(g_out, " %u:%u", pc->stallReason[k].pcSamplingStallReasonIndex, pc->stallReason[k].samples);
+        fputc('\n', g_out);
+    }
+    if (d->totalNumPcs || d->totalSamples || d->droppedSamples || d->hardwareBufferFull)
+        fprintf(g_out, "T %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", c->uid, (uint64_t)d->totalSamples,
+                (uint64_t)d->droppedSamples, (uint64_t)d->nonUsrKernelsTotalSamples, (unsigned)d->hardwareBufferFull);
+    d->totalNumPcs = 0;
+    d->totalSamples = 0;
+    d->droppedSamples = 0;
+    d->nonUsrKernelsTotalSamples = 0;
+    d->hardwareBufferFull = 0;
+}
+
+/* Take everything CUPTI holds for this context. Call with g_lock held. */
+static void drain(GpaCtx *c)
+{
+    if (!c->enabled) return;
+    if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
+    for (int guard = 0; guard < 1000000; guard++) {
+        CUpti_PCSamplingGetDataParams p;
+        memset(&p, 0, sizeof(p));
+        p.size = CUpti_PCSamplingGetDataParamsSize;
+        p.ctx = c->ctx;
+        p.pcSamplingData = (void *)&c->get_buf;
+        CUptiResult r = cuptiPCSamplingGetData(&p);
+        if (r != CUPTI_SUCCESS) {
+            if (c->get_buf.hardwareBufferFull) {
+                fprintf(g_out, "E %u %d GetData hardware_buffer_full\n", c->uid, (int)r);
+                consume(c, &c->get_buf);
+            } else {
+                write_error(c->uid, r, "GetData");
+            }
+            break;
+        }
+        size_t got = c->get_buf.totalNumPcs, remaining = c->get_buf.remainingNumPcs;
+        consume(c, &c->get_buf);
+        if (remaining == 0 || got == 0) break;
+    }
+    if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
+    c->launches_since_drain = 0;
+    fflush(g_out);
+}
+
+static void finish_ctx(GpaCtx *c)
+{
+    if (!c->enabled) return;
+    drain(c);
+    CUpti_PCSamplingDisableParams p;
+    memset(&p, 0, sizeof(p));
+    p.size = CUpti_PCSamplingDisableParamsSize;
+    p.ctx = c->ctx;
+    CUptiResult r = cuptiPCSamplingDisable(&p);
+    if (r != CUPTI_SUCCESS) write_error(c->uid, r, "Disable");
+    /* Disable flushes the last records into the configured buffer */
+    if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
+    c->enabled = 0;
+    fflush(g_out);
+}
+
+static void write_device(GpaCtx *c)
+{
+    uint32_t dev_id = 0;
+    if (cuptiGetDeviceId(c->ctx, &dev_id) != CUPTI_SUCCESS || !p_cuDeviceGet || !p_cuDeviceGetAttribute) return;
+    CUdevice dev;
+    if (p_cuDeviceGet(&dev, (int)dev_id) != CUDA_SUCCESS) return;
+    int v[9] = {0};
+    const CUdevice_attribute attrs[9] = {
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
+    for (int i = 0; i < 9; i++) p_cuDeviceGetAttribute(&v[i], attrs[i], dev);
+    int driver = 0;
+    if (p_cuDriverGetVersion) p_cuDriverGetVersion(&driver);
+    char name[256] = "unknown";
+    if (p_cuDeviceGetName) p_cuDeviceGetName(name, (int)sizeof(name), dev);
+    fprintf(g_out, "D %u %u %d %d %d %d %d %d %d %d %d %d %s\n", c->uid, dev_id, v[0], v[1], v[2], v[3], v[4], v[5],
+            v[6], v[7], v[8], driver, name);
+}
+
+static void context_created(CUcontext ctx)
+{
+    GpaCtx *c = (GpaCtx *)calloc(1, sizeof(GpaCtx));
+    if (!c) return;
+    c->ctx = ctx;
+    cuptiGetContextId(ctx, &c->uid);
+    c->next = g_ctxs;
+    g_ctxs = c;
+    write_device(c);
+
+    CUpti_PCSamplingEnableParams en;
+    memset(&en, 0, sizeof(en));
+    en.size = CUpti_PCSamplingEnableParamsSize;
+    en.ctx = ctx;
+    CUptiResult r = cuptiPCSamplingEnable(&en);
+    if (r != CUPTI_SUCCESS) {
+        write_error(c->uid, r, "Enable");
+        return;
+    }
+
+    CUpti_PCSamplingGetNumStallReasonsParams np;
+    memset(&np, 0, sizeof(np));
+    np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+    np.ctx = ctx;
+    np.numStallReasons = &c->num_reasons;
+    r = cuptiPCSamplingGetNumStallReasons(&np);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "GetNumStallReasons"); return; }
+
+    c->reason_index = (uint32_t *)calloc(c->num_reasons, sizeof(uint32_t));
+    c->reason_names = (char **)calloc(c->num_reasons, sizeof(char *));
+    for (size_t i = 0; i < c->num_reasons; i++) c->reason_names[i] = (char *)calloc(CUPTI_STALL_REASON_STRING_SIZE, 1);
+    CUpti_PCSamplingGetStallReasonsParams sp;
+    memset(&sp, 0, sizeof(sp));
+    sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+    sp.ctx = ctx;
+    sp.numStallReasons = c->num_reasons;
+    sp.stallReasonIndex = c->reason_index;
+    sp.stallReasons = c->reason_names;
+    r = cuptiPCSamplingGetStallReasons(&sp);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "GetStallReasons"); return; }
+    for (size_t i = 0; i < c->num_reasons; i++)
+        fprintf(g_out, "R %u %u %s\n", c->uid, c->reason_index[i], c->reason_names[i]);
+
+    if (!alloc_data(&c->config_buf, GPA_GETDATA_PCS, c->num_reasons) ||
+        !alloc_data(&c->get_buf, GPA_GETDATA_PCS, c->num_reasons)) {
+        fprintf(g_out, "E %u 0 alloc out_of_host_memory\n", c->uid);
+        return;
+    }
+
+    CUpti_PCSamplingConfigurationInfo info[6];
+    int n = 0;
+    memset(info, 0, sizeof(info));
+    info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
+    info[n].attributeData.stallReasonData.stallReasonCount = c->num_reasons;
+    info[n].attributeData.stallReasonData.pStallReasonIndex = c->reason_index;
+    n++;
+    info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+    info[n].attributeData.samplingDataBufferData.samplingDataBuffer = (void *)&c->config_buf;
+    n++;
+    info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+    info[n].attributeData.samplingPeriodData.samplingPeriod = g_period;
+    n++;
+    info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+    info[n].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+    n++;
+    if (g_scratch_bytes) {
+        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
+        info[n].attributeData.scratchBufferSizeData.scratchBufferSize = g_scratch_bytes;
+        n++;
+    }
+    if (g_hw_bytes) {
+        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+        info[n].attributeData.hardwareBufferSizeData.hardwareBufferSize = g_hw_bytes;
+        n++;
+    }
+    CUpti_PCSamplingConfigurationInfoParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
+    cp.ctx = ctx;
+    cp.numAttributes = (size_t)n;
+    cp.pPCSamplingConfigurationInfo = info;
+    r = cuptiPCSamplingSetConfigurationAttribute(&cp);
+    if (r != CUPTI_SUCCESS) {
+        for (int i = 0; i < n; i++)
+            if (info[i].attributeStatus != CUPTI_SUCCESS) {
+                char where[64];
+                snprintf(where, sizeof(where), "SetConfigurationAttribute:%d", (int)info[i].attributeType);
+                write_error(c->uid, info[i].attributeStatus, where);
+            }
+        write_error(c->uid, r, "SetConfigurationAttribute");
+        return;
+    }
+    c->enabled = 1;
+    fflush(g_out);
+}
+
+static void module_loaded(CUcontext ctx, const CUpti_ModuleResourceData *m)
+{
+    GpaCtx *c = find_ctx(ctx);
+    uint32_t uid = c ? c->uid : 0;
+    /* records CUPTI flushed for the range that ended with this load */
+    if (c && c->enabled && c->config_buf.totalNumPcs) consume(c, &c->config_buf);
+    if (!m || !m->pCubin || !m->cubinSize) return;
+    CUpti_GetCubinCrcParams cp;
+    memset(&cp, 0, sizeof(cp));
+    cp.size = CUpti_GetCubinCrcParamsSize;
+    cp.cubinSize = m->cubinSize;
+    cp.cubin = m->pCubin;
+    CUptiResult r = cuptiGetCubinCrc(&cp);
+    if (r != CUPTI_SUCCESS) { write_error(uid, r, "GetCubinCrc"); return; }
+    char name[64], path[4200];
+    snprintf(name, sizeof(name), "cubin_%016" PRIx64 ".cubin", (uint64_t)cp.cubinCrc);
+    snprintf(path, sizeof(path), "%s/%s", g_dir, name);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        FILE *f = fopen(path, "wb");
+        if (f) { fwrite(m->pCubin, 1, m->cubinSize, f); fclose(f); }
+    }
+    fprintf(g_out, "M %u %" PRIx64 " %u %zu %s\n", uid, (uint64_t)cp.cubinCrc, m->moduleId, m->cubinSize, name);
+    fflush(g_out);
+}
+
+static void launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid)
+{
+    CUfunction f = NULL;
+    unsigned g[3] = {0, 0, 0}, b[3] = {0, 0, 0}, smem = 0;
+    const void *pp = cb->functionParams;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+        const gpa_launch_params *p = (const gpa_launch_params *)pp;
+        f = p->f; g[0] = p->gridDimX; g[1] = p->gridDimY; g[2] = p->gridDimZ;
+        b[0] = p->blockDimX; b[1] = p->blockDimY; b[2] = p->blockDimZ; smem = p->sharedMemBytes;
+        break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const gpa_launch_ex_params *p = (const gpa_launch_ex_params *)pp;
+        f = p->f;
+        if (p->config) {
+            g[0] = p->config->gridDimX; g[1] = p->config->gridDimY; g[2] = p->config->gridDimZ;
+            b[0] = p->config->blockDimX; b[1] = p->config->blockDimY; b[2] = p->config->blockDimZ;
+            smem = p->config->sharedMemBytes;
+        }
+        break;
+    }
+    default:
+        return;
+    }
+    (void)f;
+    uint64_t crc = 0; /* the resource callbacks give no CUmodule: the reader joins launches by name */
+    GpaCtx *c = find_ctx(cb->context);
+    if (g_launch_lines < GPA_MAX_LAUNCH_LINES) {
+        fprintf(g_out, "L %u %" PRIx64 " %u %u %u %u %u %u %u %s\n", c ? c->uid : cb->contextUid, crc, g[0], g[1], g[2],
+                b[0], b[1], b[2], smem, cb->symbolName ? cb->symbolName : "?");
+        g_launch_lines++;
+    } else {
+        g_launches_unwritten++;
+    }
+    if (c && c->enabled) c->launches_since_drain++;
+}
+
+static void launch_exit(const CUpti_CallbackData *cb)
+{
+    GpaCtx *c = find_ctx(cb->context);
+    if (!c || !c->enabled) return;
+    /* CUPTI says here how much it holds: drain before its buffers overflow */
+    if (c->config_buf.totalNumPcs || c->config_buf.remainingNumPcs >= GPA_DRAIN_REMAINING ||
+        c->launches_since_drain >= GPA_DRAIN_EVERY_LAUNCHES)
+        drain(c);
+}
+
+static void finish_all(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (!g_finished && g_out) {
+        for (GpaCtx *c = g_ctxs; c; c = c->next) finish_ctx(c);
+        if (g_launches_unwritten) fprintf(g_out, "X %" PRIu64 "\n", g_launches_unwritten);
+        fprintf(g_out, "END\n");
+        fflush(g_out);
+        g_finished = 1;
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata;
+    pthread_mutex_lock(&g_lock);
+    if (g_finished || !g_out) { pthread_mutex_unlock(&g_lock); return; }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
+        if (cb->callbackSite == CUPTI_API_ENTER) launch(cb, cbid);
+        else launch_exit(cb);
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        const CUpti_ResourceData *rd = (const CUpti_ResourceData *)data;
+        switch (cbid) {
+        case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+            context_created(rd->context);
+            break;
+        case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
+            GpaCtx *c = find_ctx(rd->context);
+            if (c) finish_ctx(c);
+            break;
+        }
+        case CUPTI_CBID_RESOURCE_MODULE_LOADED:
+            module_loaded(rd->context, (const CUpti_ModuleResourceData *)rd->resourceDescriptor);
+            break;
+        case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
+            GpaCtx *c = find_ctx(rd->context);
+            if (c) drain(c);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static size_t env_size(const char *name, size_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    return (size_t)strtoull(v, NULL, 10);
+}
+
+int InitializeInjection(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_initialized) { pthread_mutex_unlock(&g_lock); return 1; }
+    g_initialized = 1;
+    const char *dir = getenv("GPA_CUPTI_OUT");
+    snprintf(g_dir, sizeof(g_dir), "%s", dir && *dir ? dir : ".");
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/cupti.txt", g_dir);
+    g_out = fopen(path, "w");
+    if (!g_out) { pthread_mutex_unlock(&g_lock); return 0; }
+    g_period = (uint32_t)env_size("GPA_CUPTI_SAMPLING_PERIOD", 12);
+    if (g_period < 5) g_period = 5;
+    if (g_period > 31) g_period = 31;
+    g_scratch_bytes = env_size("GPA_CUPTI_SCRATCH_BYTES", 0);
+    g_hw_bytes = env_size("GPA_CUPTI_HW_BYTES", 0);
+    uint32_t api = 0;
+    cuptiGetVersion(&api);
+    fprintf(g_out, "V %d %u %u\n", GPA_FORMAT, api, g_period);
+    load_driver_symbols();
+
+    CUptiResult r = cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        write_error(0, r, "Subscribe");
+        pthread_mutex_unlock(&g_lock);
+        return 1;
+    }
+    static const CUpti_CallbackId launches[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+    for (size_t i = 0; i < sizeof(launches) / sizeof(launches[0]); i++)
+        cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launches[i]);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+    fflush(g_out);
+    pthread_mutex_unlock(&g_lock);
+    atexit(finish_all);
+    return 1;
+}

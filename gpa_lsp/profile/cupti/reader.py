@@ -1,0 +1,169 @@
+"""Turn the injection library's output folder (``cupti.txt`` + ``cubin_<crc>.cubin``) into a Profile.
+
+PC records are summed per (cubin, function, offset) across flushes and
+contexts; stall reason indices are resolved with each context's own table
+(indices differ by chip). Kernels are the launched ones plus any function
+that has samples; cubins are keyed by sha256 like the bundle. Standard
+library only: this runs on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ...errors import ProfilingError
+from .. import cubins as elf
+from ..demangle import demangle_all
+from ..harness import no_samples_error, privileges_error
+from ..model import Device, Kernel, Launch, PCStats, Profile
+from ..reasons import parse as parse_reason
+
+MAX_LAUNCHES_PER_KERNEL = 1000
+
+
+@dataclass
+class CuptiRun:
+    """What the injection library wrote, before it becomes a Profile."""
+
+    profile: Profile
+    cubins: dict[str, bytes]
+    errors: list[str] = field(default_factory=list)
+    complete: bool = True          # the END record was written (the process exited normally)
+    launches_seen: dict[str, int] = field(default_factory=dict)
+    hardware_buffer_full: int = 0
+    cupti_version: int = 0
+
+
+def _matches(name: str, demangled: str, filters: Sequence[str]) -> bool:
+    return not filters or any(f in name or f in demangled for f in filters)
+
+
+def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail: str = "") -> CuptiRun:
+    folder = Path(folder)
+    path = folder / "cupti.txt"
+    if not path.is_file():
+        if output_tail:
+            err = no_samples_error("CUPTI", output_tail)
+            if "saw no GPU" in err.message or "refused" in err.message:
+                raise err
+        raise ProfilingError("the CUPTI collector wrote nothing: the injection library was not loaded "
+                             "(the harness used no CUDA, or CUDA_INJECTION64_PATH was dropped)",
+                             "check that the harness runs CUDA code and keeps the environment it was given")
+    reason_of: dict[str, dict[int, tuple[str, bool]]] = defaultdict(dict)
+    crc_file: dict[str, str] = {}
+    stalls: dict[tuple[str, str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    not_issued: dict[tuple[str, str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    launches: dict[str, list[Launch]] = defaultdict(list)
+    launch_count: dict[str, int] = defaultdict(int)
+    device: Device | None = None
+    errors: list[str] = []
+    total = dropped = hwfull = 0
+    period = None
+    version = 0
+    complete = False
+    for line in path.read_text(errors="replace").splitlines():
+        parts = line.split(" ")
+        tag = parts[0]
+        try:
+            if tag == "P":
+                ctx, crc, off, fname = parts[1], parts[2], int(parts[3], 16), parts[4]
+                key = (crc, fname, off)
+                table = reason_of[ctx]
+                slot_all, slot_ni = stalls[key], not_issued[key]
+                for item in parts[5:]:
+                    idx, n = item.split(":")
+                    reason = table.get(int(idx))
+                    if reason is None:
+                        continue
+                    name, ni = reason
+                    (slot_ni if ni else slot_all)[name] += int(n)
+            elif tag == "L":
+                name = parts[10] if len(parts) > 10 else "?"
+                launch_count[name] += 1
+                if len(launches[name]) < MAX_LAUNCHES_PER_KERNEL:
+                    launches[name].append(Launch(grid=(int(parts[3]), int(parts[4]), int(parts[5])),
+                                                 block=(int(parts[6]), int(parts[7]), int(parts[8])),
+                                                 dynamic_shared=int(parts[9])))
+            elif tag == "R":
+                got = parse_reason(parts[3])
+                if got:
+                    reason_of[parts[1]][int(parts[2])] = got
+            elif tag == "M":
+                crc_file[parts[2]] = parts[5]
+            elif tag == "T":
+                total += int(parts[2])
+                dropped += int(parts[3])
+                hwfull += int(parts[5])
+            elif tag == "D" and device is None:
+                v = [int(x) for x in parts[2:13]]
+                device = Device(name=" ".join(parts[13:]) or "unknown", sm=v[1] * 10 + v[2], sm_count=v[3],
+                                warps_per_sm=max(1, v[5] // 32), clock_khz=v[4], max_blocks_per_sm=v[6],
+                                registers_per_sm=v[7], shared_memory_per_sm=v[8], max_threads_per_block=v[9],
+                                driver_version=str(v[10]), cuda_version=f"{v[10] // 1000}.{(v[10] % 1000) // 10}")
+            elif tag == "V":
+                version, period = int(parts[2]), int(parts[3])
+            elif tag == "E":
+                errors.append(" ".join(parts[3:]) + f" (CUPTI error {parts[2]})")
+            elif tag == "END":
+                complete = True
+        except (IndexError, ValueError):
+            continue  # a line cut short by a crash
+    if any("INSUFFICIENT_PRIVILEGES" in e for e in errors):
+        raise privileges_error("CUPTI", next(e for e in errors if "INSUFFICIENT_PRIVILEGES" in e))
+
+    cubin_bytes: dict[str, bytes] = {}   # sha -> bytes
+    sha_of_crc: dict[str, str] = {}
+    for crc, fname in crc_file.items():
+        f = folder / fname
+        if f.is_file():
+            data = f.read_bytes()
+            sha = hashlib.sha256(data).hexdigest()
+            cubin_bytes[sha] = data
+            sha_of_crc[crc] = sha
+    crc_of_sha = {v: int(k, 16) for k, v in sha_of_crc.items()}
+
+    names = {fn for (_, fn, _) in stalls} | set(launches)
+    dem = demangle_all(names)
+    kept_names = {n for n in names if _matches(n, dem[n], kernels)}
+
+    pcs = []
+    sampled_cubin: dict[str, str] = {}
+    for (crc, fname, off), slot in stalls.items():
+        if fname not in kept_names:
+            continue
+        sha = sha_of_crc.get(crc)
+        if sha is None:
+            errors.append(f"no cubin for CRC {crc} (function {fname}); its samples are left out")
+            continue
+        sampled_cubin.setdefault(fname, sha)
+        pcs.append(PCStats(cubin=sha, function=fname, offset=off,
+                           stalls=tuple(sorted(slot.items())), not_issued=tuple(sorted(not_issued[(crc, fname, off)].items()))))
+    pcs.sort(key=lambda p: (p.cubin, p.function, p.offset))
+
+    kernels_out = []
+    for name in sorted(kept_names):
+        sha = sampled_cubin.get(name) or elf.find_cubin(name, cubin_bytes)
+        if sha is None:
+            continue
+        kernels_out.append(Kernel(name=name, demangled=dem[name], cubin=sha, cubin_crc=crc_of_sha.get(sha),
+                                  launches=tuple(launches.get(name, ()))))
+    used = {k.cubin for k in kernels_out}
+    profile = Profile(collector="cupti", device=device or Device(name="unknown", sm=0, sm_count=0),
+                      kernels=tuple(kernels_out), pcs=tuple(pcs), sampling_period=period,
+                      dropped_samples=dropped, total_samples=total)
+    if hwfull:
+        errors.append(f"the hardware sample buffer filled up {hwfull} time(s); samples were lost "
+                      "(raise [profile] sampling_period)")
+    run = CuptiRun(profile=profile, cubins={k: v for k, v in cubin_bytes.items() if k in used}, errors=errors,
+                   complete=complete, launches_seen=dict(launch_count), hardware_buffer_full=hwfull,
+                   cupti_version=version)
+    if not pcs:
+        if errors:
+            raise ProfilingError("the CUPTI collector recorded no PC samples: " + "; ".join(errors[:3]),
+                                 "see the CUPTI error above; `collector = \"ncu\"` is the fallback")
+        raise no_samples_error("CUPTI", output_tail, kernels_filter=kernels, kernels_seen=list(launch_count))
+    return run

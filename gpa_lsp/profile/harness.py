@@ -1,0 +1,235 @@
+"""Run the user's harness: timeout, cancellation, output tail, clear failures.
+
+The harness runs in its own process group (``start_new_session``) so that a
+timeout or a cancel kills everything it started (a shell, ``ncu`` and the
+program under it), not only the first process. Output is drained by two
+threads into bounded buffers, so a chatty harness can neither block on a full
+pipe nor eat memory. Standard library only: this runs on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..errors import HarnessError, ProfilingError
+
+TAIL_CHARS = 8000
+_KILL_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class RunResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str          # tail
+    stderr: str          # tail
+    wall_s: float
+
+    @property
+    def output_tail(self) -> str:
+        return _join_tail(self.stdout, self.stderr)
+
+
+def _join_tail(out: str, err: str) -> str:
+    parts = []
+    if out.strip():
+        parts.append("--- stdout (tail) ---\n" + out.rstrip())
+    if err.strip():
+        parts.append("--- stderr (tail) ---\n" + err.rstrip())
+    return "\n".join(parts)
+
+
+class _Tail:
+    """Keeps the last ``limit`` characters of a stream, read on its own thread."""
+
+    def __init__(self, stream, limit: int, echo: Callable[[str], None] | None) -> None:
+        self._chunks: deque[str] = deque()
+        self._size = 0
+        self._limit = limit
+        self._echo = echo
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream) -> None:
+        for raw in iter(lambda: stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536), b""):
+            text = raw.decode("utf-8", "replace")
+            if self._echo:
+                self._echo(text)
+            self._chunks.append(text)
+            self._size += len(text)
+            while self._size - len(self._chunks[0]) >= self._limit and len(self._chunks) > 1:
+                self._size -= len(self._chunks.popleft())
+        stream.close()
+
+    def text(self, timeout: float = 2.0) -> str:
+        self._thread.join(timeout)
+        return "".join(self._chunks)[-self._limit:]
+
+
+def argv_of(command: Sequence[str] | str) -> tuple[list[str], bool]:
+    """(argv, via_shell). A string is the user's own shell line, the one place a shell is used."""
+    if isinstance(command, str):
+        return ["/bin/sh", "-c", command], True
+    argv = [str(a) for a in command]
+    if not argv:
+        raise HarnessError("the harness command is empty", "set [harness] command in gpa.toml")
+    return argv, False
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(_KILL_GRACE_S)
+            # the leader is gone; make sure no member of its group is left behind
+            if sig == signal.SIGTERM:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
+        env: Mapping[str, str] | None = None, timeout: float = 300.0,
+        cancel: threading.Event | None = None, wrapper: Sequence[str] = (),
+        what: str = "harness", echo: Callable[[str], None] | None = None,
+        tail_chars: int = TAIL_CHARS, check: bool = True) -> RunResult:
+    """Run ``wrapper + command`` and wait for it.
+
+    ``env`` is added to the current environment. Raises :class:`HarnessError`
+    on a crash (signal), non-zero exit (when ``check``), timeout or cancel;
+    its ``output_tail`` holds the end of stdout/stderr.
+    """
+    argv, _ = argv_of(command)
+    argv = [*map(str, wrapper), *argv]
+    full_env = dict(os.environ)
+    full_env.update({str(k): str(v) for k, v in (env or {}).items()})
+    if cwd is not None and not Path(cwd).is_dir():
+        raise HarnessError(f"the {what} folder {cwd} does not exist", "fix [harness] cwd in gpa.toml")
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError:
+        raise HarnessError(f"the {what} program {argv[0]!r} was not found",
+                           "build first (gpa profile builds), or fix [harness] command in gpa.toml") from None
+    except PermissionError:
+        raise HarnessError(f"the {what} program {argv[0]!r} is not executable", "chmod +x it, or fix [harness] command") from None
+    out = _Tail(proc.stdout, tail_chars, echo)
+    err = _Tail(proc.stderr, tail_chars, echo)
+    reason = None
+    try:
+        while True:
+            try:
+                proc.wait(0.05)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if cancel is not None and cancel.is_set():
+                reason = "cancelled"
+                break
+            if time.monotonic() - start > timeout:
+                reason = "timeout"
+                break
+    except BaseException:
+        _kill_group(proc)
+        raise
+    if reason:
+        _kill_group(proc)
+    else:
+        # the leader exited; children it left in its group must not outlive the run
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    wall = time.monotonic() - start
+    result = RunResult(tuple(argv), proc.returncode if proc.returncode is not None else -9,
+                       out.text(), err.text(), wall)
+    tail = result.output_tail
+    shown = " ".join(argv) if len(" ".join(argv)) < 200 else " ".join(argv)[:200] + " ..."
+    if reason == "timeout":
+        raise HarnessError(f"the {what} ran longer than its {timeout:g} s timeout and was killed ({shown})",
+                           "raise [harness] timeout in gpa.toml, or make the harness run a smaller problem",
+                           output_tail=tail, returncode=result.returncode)
+    if reason == "cancelled":
+        raise HarnessError(f"the {what} was cancelled", "a newer run replaced it; nothing to do",
+                           output_tail=tail, returncode=result.returncode)
+    if result.returncode < 0:
+        sig = -result.returncode
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        raise HarnessError(f"the {what} crashed with {name} ({shown})",
+                           "run it by hand to reproduce; see the output tail below",
+                           output_tail=tail, returncode=result.returncode)
+    if check and result.returncode != 0:
+        raise HarnessError(f"the {what} exited with code {result.returncode} ({shown})",
+                           "it must exit 0; see the output tail below",
+                           output_tail=tail, returncode=result.returncode)
+    return result
+
+
+# ---------------------------------------------------------------- "no samples" diagnosis
+
+_PRIVILEGE_MARKERS = ("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", "ERR_NVGPUCTRPERM", "INSUFFICIENT_PRIVILEGES",
+                      "does not have permission to access NVIDIA GPU Performance Counters")
+_NO_GPU_MARKERS = ("no CUDA-capable device", "CUDA_ERROR_NO_DEVICE", "cudaErrorNoDevice",
+                   "CUDA driver version is insufficient", "cudaErrorInsufficientDriver",
+                   "CUDA_ERROR_NOT_INITIALIZED", "NVIDIA driver", "ERR_NVGPU")
+
+
+def profiling_admin_only() -> bool | None:
+    """True when the driver restricts counters to admins (``RmProfilingAdminOnly: 1``); None if unknown."""
+    try:
+        text = Path("/proc/driver/nvidia/params").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("RmProfilingAdminOnly"):
+            return line.split(":", 1)[1].strip() == "1"
+    return None
+
+
+def privileges_error(collector: str, detail: str = "") -> ProfilingError:
+    return ProfilingError(
+        f"the {collector} collector was refused access to the GPU performance counters"
+        + (f" ({detail})" if detail else ""),
+        "counters are restricted to admin users (RmProfilingAdminOnly=1): run as root, or set "
+        "`options nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d and reload the driver")
+
+
+def no_samples_error(collector: str, output: str = "", *, kernels_filter: Sequence[str] = (),
+                     kernels_seen: Sequence[str] = ()) -> ProfilingError:
+    """Explain why a run produced no samples, from what the harness and the collector printed."""
+    if any(m in output for m in _PRIVILEGE_MARKERS) or (profiling_admin_only() and os.geteuid() != 0):
+        return privileges_error(collector)
+    if any(m in output for m in _NO_GPU_MARKERS):
+        return ProfilingError(f"the {collector} collector saw no GPU: the harness could not use CUDA",
+                              "run on a machine with an NVIDIA GPU and driver, or set collector = \"replay\" "
+                              "with a recorded bundle")
+    if kernels_filter and kernels_seen:
+        return ProfilingError(
+            f"no kernel matched [profile] kernels = {list(kernels_filter)}; the harness launched: "
+            + ", ".join(sorted(set(kernels_seen))[:10]),
+            "fix [profile] kernels in gpa.toml (substrings of kernel names), or leave it empty for all")
+    if not kernels_seen:
+        return ProfilingError(f"the {collector} collector saw no kernel launch",
+                              "check that the harness launches GPU kernels (and does not fall back to the CPU)")
+    return ProfilingError(f"the {collector} collector recorded no PC samples",
+                          "kernels may be too short to sample: run more work, or lower "
+                          "[profile] sampling_period (CUPTI)")

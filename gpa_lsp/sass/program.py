@@ -1,0 +1,213 @@
+"""Assemble a :class:`Program` from a cubin: ELF facts + one nvdisasm pass + control codes + CFG.
+
+Programs are cached by the sha256 of the cubin bytes: the language server and
+the advisor ask for the same cubin many times.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+
+from ..errors import CubinError
+from ..toolchain import find_tool, tool_env
+from . import cfg, control, disasm, elf, operands
+from .model import Function, Instruction, Program
+
+_CACHE: OrderedDict[str, Program] = OrderedDict()
+_CACHE_SIZE = 16
+
+_CALL_OPS = frozenset(("CALL",))
+_BRANCH_OPS = frozenset(("BRA", "BRX", "JMP", "JMX", "BRXU", "JMXU", "BSSY", "SSY", "PBK", "PCNT"))
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def _read(path_or_bytes) -> tuple[bytes, str]:
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return bytes(path_or_bytes), ""
+    p = Path(path_or_bytes)
+    try:
+        return p.read_bytes(), str(p)
+    except FileNotFoundError as exc:
+        raise CubinError(f"{p} does not exist", "check the path of the cubin or executable") from exc
+    except OSError as exc:
+        raise CubinError(f"cannot read {p}: {exc.strerror}", "check the file's permissions") from exc
+
+
+def load_program(path_or_bytes) -> Program:
+    """One cubin (a path or its bytes) -> Program. Raises CubinError for anything that is not a cubin."""
+    data, path = _read(path_or_bytes)
+    return _load_bytes(data, path, path or "cubin bytes")
+
+
+def _load_bytes(data: bytes, path: str, what: str) -> Program:
+    sha = hashlib.sha256(data).hexdigest()
+    hit = _CACHE.get(sha)
+    if hit is not None:
+        _CACHE.move_to_end(sha)
+        return hit
+    image = elf.read_cubin(data, what)
+    if path:
+        text = disasm.run_nvdisasm(path)
+    else:
+        with tempfile.TemporaryDirectory(prefix="gpa-cubin-") as tmp:
+            f = Path(tmp) / "input.cubin"
+            f.write_bytes(data)
+            text = disasm.run_nvdisasm(f)
+    program = build(image, disasm.parse(text), sha=sha, path=path)
+    _CACHE[sha] = program
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return program
+
+
+def load_programs(path) -> list[Program]:
+    """Every cubin in ``path``: a cubin itself, or an executable / fatbin (extracted with cuobjdump)."""
+    data, p = _read(path)
+    if elf.is_cubin(data):
+        return [_load_bytes(data, p, p)]
+    with tempfile.TemporaryDirectory(prefix="gpa-xelf-") as tmp:
+        argv = [find_tool("cuobjdump"), "-xelf", "all", str(Path(p).resolve())]
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, env=tool_env(), timeout=600)
+        cubins = sorted(Path(tmp).glob("*.cubin"))
+        if proc.returncode != 0 and not cubins:
+            msg = (proc.stderr or proc.stdout).strip()
+            raise CubinError(f"{p} is neither a cubin nor an executable with embedded cubins: {msg[:300]}",
+                             "pass a .cubin, or a program built by nvcc with SASS for a real architecture "
+                             "(e.g. -arch=sm_90)")
+        if not cubins:
+            raise CubinError(f"{p} embeds no cubins (only PTX?)",
+                             "build with -gencode arch=compute_90,code=sm_90 so SASS is embedded")
+        out = []
+        for c in cubins:
+            out.append(_load_bytes(c.read_bytes(), str(c), f"{p}#{c.name}"))
+        # the extracted files are gone after this block: record where they came from
+        return [Program(sm=pr.sm, functions=pr.functions, cubin_sha256=pr.cubin_sha256,
+                        path=f"{p}#{Path(pr.path).name}") for pr in out]
+
+
+def _demangle(names: list[str]) -> dict[str, str]:
+    tool = shutil.which("c++filt") or shutil.which("cu++filt")
+    pieces = sorted({piece for n in names for piece in n.split("$") if piece})
+    if not tool or not pieces:
+        return {}
+    try:
+        proc = subprocess.run([tool], input="\n".join(pieces) + "\n", capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != len(pieces):
+        return {}
+    table = dict(zip(pieces, lines))
+    out = {}
+    for n in names:
+        parts = [x for x in n.split("$") if x]
+        if len(parts) >= 2 and n.startswith("$") and parts[0].startswith("_Z"):
+            # $<kernel>$<callee>: a callee copied into a kernel's section
+            out[n] = f"{table.get(parts[-1], parts[-1])} [in {table.get(parts[0], parts[0])}]"
+        elif parts:
+            out[n] = table.get(parts[-1], parts[-1])
+    return out
+
+
+def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha: str = "", path: str = "") -> Program:
+    """Pure assembly step (no I/O): ELF image + parsed nvdisasm text -> Program."""
+    controls = {name: control.decode_section(code) for name, code in image.text.items()}
+    starts_by_section: dict[str, dict[str, int]] = {}
+    kernel_regs: dict[str, int] = {}
+    for fn in image.functions:
+        starts_by_section.setdefault(fn.section, {})[fn.name] = fn.start
+        if fn.start == 0:
+            kernel_regs[fn.section] = fn.info.registers
+    demangled = _demangle([fn.name for fn in image.functions])
+    analyze_cache: dict[tuple[str, str, str | None], tuple] = {}  # unrolled code repeats itself
+
+    functions = []
+    for fn in image.functions:
+        raw = sections.get(fn.section)
+        if raw is None:
+            raise CubinError(f"nvdisasm printed no code for section {fn.section}", "report this cubin as a bug")
+        ctrl = controls[fn.section]
+        offs = [r.offset for r in raw.instructions]  # sorted
+        lo = bisect.bisect_left(offs, fn.start)
+        hi = bisect.bisect_left(offs, fn.start + fn.size)
+        labels = raw.labels
+        callee_starts = starts_by_section.get(fn.section, {})
+        instructions = []
+        extra_targets: dict[int, tuple[int, ...]] = {}
+        callees: list[str] = []
+        for r in raw.instructions[lo:hi]:
+            key = (r.opcode, r.operands, r.predicate)
+            res = analyze_cache.get(key)
+            if res is None:
+                ops = operands.split_operands(r.operands)
+                res = (ops, *operands.analyze(r.opcode, ops, r.predicate),
+                       operands.constant_operands(ops) if "c[" in r.operands else ())
+                analyze_cache[key] = res
+            ops, dsts, srcs, mem, cbank = res
+            base = r.opcode.split(".", 1)[0]
+            branch_target = None
+            call_target = None
+            if "`" in r.operands:
+                tg = operands.targets(ops)
+                if base in _CALL_OPS:
+                    call_target = tg[0] if tg else None
+                    if call_target and call_target not in callees:
+                        callees.append(call_target)
+                elif base in _BRANCH_OPS and tg:
+                    resolved = [labels[t] for t in tg if t in labels]
+                    if resolved:
+                        branch_target = resolved[0]
+                        if len(resolved) > 1:
+                            extra_targets[r.offset] = tuple(resolved[1:])
+            k = r.offset // 16
+            instructions.append(_instruction(
+                r.offset, r.opcode, ops, r.predicate, r.negated, dsts, srcs, mem, branch_target, call_target,
+                ctrl[k] if k < len(ctrl) else None, r.loc, r.inline, r.text, cbank))
+        end = fn.start + fn.size
+        # BSSY keeps its reconvergence label as branch_target; cfg ignores it (not control flow)
+        blocks, edges = cfg.blocks_and_edges(instructions, fn.start, end, callee_starts, extra_targets)
+        registers = fn.info.registers or (kernel_regs.get(fn.section, 0) if fn.start != 0 else 0)
+        func = Function(
+            name=fn.name, section=fn.section, entry=fn.entry, start=fn.start, size=fn.size,
+            registers=registers, frame_size=fn.info.frame_size, stack_size=fn.info.stack_size,
+            max_threads=fn.info.max_threads, barriers=fn.info.barriers, shared_static=fn.shared_static,
+            demangled=demangled.get(fn.name, ""), instructions=tuple(instructions), blocks=blocks,
+            edges=edges, callees=tuple(callees))
+        loops = cfg.loop_nest(func)
+        functions.append(_replace_loops(func, loops))
+    return Program(sm=image.sm, functions=tuple(functions), cubin_sha256=sha, path=path)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Instruction))
+# fields added to the model later keep their defaults
+_DEFAULTS = {f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+             for f in dataclasses.fields(Instruction)
+             if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING}
+_new = object.__new__
+
+
+def _instruction(*values) -> Instruction:
+    """Build a frozen Instruction without its generated __init__ (a third of build time at 27k instructions).
+
+    ``values`` follow the field order of :class:`Instruction`; the test suite
+    checks that every result equals ``Instruction(**fields)``.
+    """
+    ins = _new(Instruction)
+    d = ins.__dict__
+    d.update(_DEFAULTS)
+    d.update(zip(_FIELDS, values))
+    return ins
+
+
+def _replace_loops(func: Function, loops) -> Function:
+    return dataclasses.replace(func, loops=loops)

@@ -1,0 +1,40 @@
+"""The state of one workspace folder: configuration, trust, the latest analysis, its runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import GpaError
+from .cache import ResultCache
+from .config_merge import EffectiveConfig
+from .pipeline import CompilerDiagnostic, Runner
+from .results import Analysis
+
+
+@dataclass
+class Folder:
+    root: Path
+    uri: str
+    eff: EffectiveConfig
+    cache: ResultCache
+    trusted: bool = False
+    editor_settings: dict[str, Any] = field(default_factory=dict)
+    user_settings: dict[str, Any] = field(default_factory=dict)
+    analysis: Analysis | None = None
+    compiler: tuple[CompilerDiagnostic, ...] = ()
+    error: GpaError | None = None
+    runner: Runner | None = None
+    published: set[str] = field(default_factory=set)   # URIs we have put diagnostics on
+    told: set[str] = field(default_factory=set)        # one-time messages already shown
+    state: str = "idle"
+    ready: bool = False                                # settings fetched, trust known
+    pending: str | None = None                         # a run asked for before that
+
+    @property
+    def config(self):
+        return self.eff.config
+
+    def contains(self, path: Path) -> bool:
+        return path == self.root or self.root in path.parents

@@ -1,0 +1,77 @@
+"""The hover of a profiled line: where its time went, in markdown.
+
+Samples by stall reason (own), the stalls blamed on this line's
+instructions and the lines where they were seen, the issued share, the
+line's SASS with per-instruction samples, and the advice that points here.
+One section per kernel when the line runs in several (an inlined device
+function).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..analysis.model import Advice, KernelReport, LineStats
+
+MAX_SASS = 24
+
+
+def _pct(n: float, total: float) -> str:
+    return f"{(n / total):.1%}" if total else "-"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def line_section(kernel: KernelReport, stats: LineStats, total_samples: int) -> list[str]:
+    name = kernel.demangled or kernel.name
+    own = stats.samples
+    out = [f"**{_md(name)}** line {stats.line}: {own} samples "
+           f"({_pct(own, kernel.samples)} of the kernel, {_pct(own, total_samples)} of the profile), "
+           f"issued {_pct(stats.issued, own)}"]
+    if stats.by_reason:
+        out += ["", "| stall reason | samples | share |", "|---|---:|---:|"]
+        for reason, n in sorted(stats.by_reason, key=lambda rn: -rn[1]):
+            out.append(f"| {reason} | {n} | {_pct(n, own)} |")
+    if stats.blamed:
+        cats = ", ".join(f"{c.replace('_', ' ')} {v:.0f}" for c, v in sorted(stats.blamed_by_category, key=lambda cv: -cv[1]))
+        out += ["", f"**Blamed on this line:** {stats.blamed:.0f} stall samples" + (f" ({cats})" if cats else "")]
+        if stats.blamed_from:
+            out += ["", "| seen at | samples |", "|---|---:|"]
+            for f, ln, n in sorted(stats.blamed_from, key=lambda x: -x[2])[:8]:
+                out.append(f"| {_md(Path(f).name)}:{ln} | {n:.0f} |")
+    if stats.instructions:
+        out += ["", "```sass"]
+        width = max(len(t) for _, t, _ in stats.instructions[:MAX_SASS])
+        for off, text, n in stats.instructions[:MAX_SASS]:
+            out.append(f"/*{off:04x}*/ {text.ljust(width)}  {n:>6}" if n else f"/*{off:04x}*/ {text}")
+        if len(stats.instructions) > MAX_SASS:
+            out.append(f"... {len(stats.instructions) - MAX_SASS} more instructions")
+        out.append("```")
+    return out
+
+
+def advice_section(items: Sequence[tuple[KernelReport, Advice]]) -> list[str]:
+    out: list[str] = []
+    for kernel, a in items:
+        out += ["", f"**{_md(a.title)}** (`{a.optimizer}`): est. **{a.estimated_speedup:.2f}x** on "
+                    f"{_md(kernel.demangled or kernel.name)}, {a.ratio:.1%} of its samples", "",
+                _md(a.suggestion.strip())]
+    return out
+
+
+def hover_markdown(line_stats: Sequence[tuple[KernelReport, LineStats]],
+                   advice: Sequence[tuple[KernelReport, Advice]], total_samples: int,
+                   note: str = "") -> str | None:
+    if not line_stats and not advice:
+        return None
+    parts: list[str] = ["### GPA"]
+    for kernel, stats in line_stats:
+        parts += [""] + line_section(kernel, stats, total_samples)
+    if advice:
+        parts += advice_section(advice)
+    if note:
+        parts += ["", f"_{_md(note)}_"]
+    return "\n".join(parts)

@@ -1,0 +1,30 @@
+"""A code lens above each profiled kernel: its share, limiter and top advice.
+
+Two lenses per kernel: the summary (opens the report) and "profile now".
+Lenses push code down, so there is exactly one line of them per kernel.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..analysis.model import KernelReport
+
+
+def kernel_summary(kernel: KernelReport) -> str:
+    text = f"GPA: {kernel.share:.0%} of samples, {kernel.limiter}-bound"
+    if kernel.advice:
+        top = max(kernel.advice, key=lambda a: a.estimated_speedup)
+        text += f" | top: {top.title} est. {top.estimated_speedup:.2f}x"
+    else:
+        text += " | no advice"
+    return text
+
+
+def kernel_lenses(kernel: KernelReport, line0: int, root_uri: str, stale: bool = False) -> list[types.CodeLens]:
+    rng = types.Range(types.Position(line0, 0), types.Position(line0, 0))
+    title = kernel_summary(kernel) + (" (earlier run)" if stale else "")
+    return [
+        types.CodeLens(range=rng, command=types.Command(title=title, command="gpa.report", arguments=[root_uri])),
+        types.CodeLens(range=rng, command=types.Command(title="Profile now", command="gpa.profile", arguments=[root_uri])),
+    ]

@@ -1,0 +1,76 @@
+"""``gpa.applyAndMeasure``: apply a fix, re-run, compare achieved with estimated speedup.
+
+The edit goes through ``workspace/applyEdit`` (so the editor shows it and
+can undo it); the edited files are also written to disk because the build
+reads the disk. Achieved speedup = kernel time before / after (CUPTI/ncu
+durations), else the ratio of sample counts at the same sampling period.
+Each measurement is kept in the folder's history, which the report shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from .actions import apply_edits
+
+
+def _kernel_time(k) -> tuple[float | None, str]:
+    if k is None:
+        return None, ""
+    if k.duration_ns:
+        return float(k.duration_ns), "duration"
+    return (float(k.samples) if k.samples else None), "samples"
+
+
+async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
+    from .handlers import fix_workspace_edit  # late: handlers imports this module lazily too
+    uri = arg.get("uri", "")
+    diag = arg.get("diagnostic") or {}
+    data = diag.get("data") or {}
+    folder = ls.folder_of(uri)
+    result = {"kernel": data.get("kernel", ""), "estimated": float(data.get("estimate") or 0.0), "achieved": None}
+    if folder is None or folder.analysis is None:
+        return {**result, "message": "no analysis for this file yet"}
+    kernel = folder.analysis.kernel(data.get("kernel", ""))
+    if kernel is None or not data.get("fix"):
+        return {**result, "message": "this diagnostic has no fix to apply"}
+    if not folder.trusted:
+        return {**result, "message": "profiling is off in this folder (untrusted): apply the quick fix instead"}
+    path = Path(to_fs_path(uri) or uri).resolve()
+    edit = fix_workspace_edit(ls, folder, path, data["fix"])
+    if edit is None:
+        return {**result, "message": "the fix no longer applies to the current text"}
+    # compute the new texts before the editor changes them
+    new_texts: dict[Path, str] = {}
+    for e_uri, edits in (edit.changes or {}).items():
+        p = Path(to_fs_path(e_uri) or e_uri)
+        new_texts[p] = apply_edits("\n".join(ls.lines_of(p)) + "\n", edits)
+    applied = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="GPA fix"))
+    if not applied.applied:
+        return {**result, "message": f"the editor refused the edit: {applied.failure_reason or ''}".strip()}
+    for p, text in new_texts.items():
+        p.write_text(text, encoding="utf-8")
+    before, unit = _kernel_time(kernel)
+    folder.runner.request(0)
+    await folder.runner.wait_idle()
+    outcome = folder.analysis.outcome if folder.analysis else None
+    after_k = folder.analysis.kernel(kernel.name) if folder.analysis else None
+    after, unit_after = _kernel_time(after_k)
+    message: str
+    if folder.error is not None:
+        message = f"the re-run failed: {folder.error.message}"
+    elif outcome is not None and outcome.note and ("replay" in outcome.note or "no GPU" in outcome.note):
+        message = f"not measured: {outcome.note}"
+    elif before and after and unit == unit_after:
+        result["achieved"] = before / after
+        message = f"achieved {before / after:.2f}x (by kernel {unit}) vs estimated {result['estimated']:.2f}x"
+    else:
+        message = "not measured: the kernel was not seen in the new profile"
+    result["message"] = message
+    folder.cache.add_history({"kernel": kernel.demangled or kernel.name, "optimizer": data.get("optimizer", ""),
+                              "estimated": result["estimated"], "achieved": result["achieved"], "message": message})
+    return result

@@ -1,0 +1,254 @@
+"""build -> profile -> analyse for one workspace folder, off the event loop.
+
+``execute`` is the whole run as one synchronous function of plain data
+(config, trust, a cancel event); it runs in a worker thread and only calls
+the domain (``gpa_lsp.build``, ``gpa_lsp.profile``, ``gpa_lsp.analysis``).
+``Runner`` is the asyncio side: debounce, one run per folder at a time, a
+new request cancels the run in flight (the cancel event reaches the build
+and the harness, which kill their processes) and waits for it to wind down
+before starting the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import importlib
+import threading
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..analysis.model import Report
+from ..config import Config
+from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
+from .cache import ResultCache, result_key, source_hashes
+
+STAGES = ("building", "profiling", "analysing")
+
+
+class Cancelled(Exception):
+    """The run was superseded by a newer one or cancelled by the user."""
+
+
+@dataclass(frozen=True)
+class CompilerDiagnostic:
+    """One nvcc message (plain copy of gpa_lsp.build.CompilerMessage)."""
+
+    file: str | None         # None: no location (ptxas, the linker)
+    line: int
+    column: int
+    severity: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    report: Report | None = None
+    error: GpaError | None = None
+    compiler: tuple[CompilerDiagnostic, ...] = ()
+    note: str = ""                       # e.g. "no GPU here: replayed recorded/cupti.gpabundle"
+    from_cache: bool = False             # shown from the disk cache, not computed in this run
+    stale: bool = False                  # the sources changed since this result was computed
+    hashes: dict[str, str] = field(default_factory=dict)
+    cancelled: bool = False
+    bundle: str | None = None
+
+
+def gpu_present() -> bool:
+    """A visible NVIDIA device node (cheap; no driver call on the event loop)."""
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
+@dataclass
+class Stages:
+    """The domain functions a run calls; resolved lazily so a missing part is an error, not an import crash."""
+
+    build: Callable[..., Any] | None = None
+    collect: Callable[..., Any] | None = None
+    advise: Callable[..., Any] | None = None
+    has_gpu: Callable[[], bool] = gpu_present
+
+    def _get(self, name: str, module: str, attr: str) -> Callable[..., Any]:
+        fn = getattr(self, name)
+        if fn is None:
+            try:
+                fn = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as exc:
+                raise GpaError(f"gpa-lsp component {module}.{attr} is unavailable ({exc})",
+                               "reinstall gpa-lsp") from None
+            setattr(self, name, fn)
+        return fn
+
+    def do_build(self, config: Config, cancel: threading.Event) -> Any:
+        return self._get("build", "gpa_lsp.build", "build")(config, cancel=cancel)
+
+    def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
+        return self._get("collect", "gpa_lsp.profile.collect", "collect")(config, cancel=cancel, out=out)
+
+    def do_advise(self, bundle: str, config: Config) -> Report:
+        return self._get("advise", "gpa_lsp.analysis.advisor", "advise_bundle")(
+            bundle, config=config, source_map=config.source_map)
+
+
+def _check(cancel: threading.Event) -> None:
+    if cancel.is_set():
+        raise Cancelled()
+
+
+def _has_build(config: Config) -> bool:
+    return bool(config.build.command or config.build.sources)
+
+
+def cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
+    """What to show before (or instead of) a run: the cached result for these sources, else the latest one."""
+    hashes = source_hashes(config.root)
+    hit = cache.lookup(result_key(hashes, config))
+    if hit:
+        report, entry = hit
+        return Outcome(report=report, note=entry.get("note", ""), from_cache=True, hashes=entry.get("hashes", {}))
+    latest = cache.latest()
+    if latest:
+        report, entry = latest
+        return Outcome(report=report, note="sources changed since this earlier run", from_cache=True, stale=True,
+                       hashes=entry.get("hashes", {}))
+    return None
+
+
+def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: ResultCache,
+            stages: Stages, on_stage: Callable[[str, str], None] = lambda s, m: None,
+            profile: bool = True) -> Outcome:
+    """One run. Returns an Outcome; GpaErrors become ``Outcome.error``, never escape.
+
+    ``profile=False`` only replays the configured bundle (what a fresh start shows).
+    """
+    hashes = source_hashes(config.root)
+    key = result_key(hashes, config)
+    note = ""
+    bundle: str | None = None
+    try:
+        replay_only = not trusted or config.profile.collector == "replay" or not profile
+        if not profile:
+            note = "recorded bundle (save a source or run Profile now to profile)" if trusted else ""
+        if not trusted:
+            note = "untrusted folder: showing the recorded bundle; nothing was built or run"
+        elif config.profile.collector == "replay":
+            note = "collector = replay: showing the recorded bundle"
+        if not replay_only and _has_build(config):
+            on_stage("building", "nvcc")
+            result = stages.do_build(config, cancel)
+            _check(cancel)
+            if not getattr(result, "ok", False):
+                compiler = tuple(CompilerDiagnostic(m.file, int(m.line or 0), int(m.column or 0),
+                                                    str(m.severity), m.text)
+                                 for m in getattr(result, "messages", ()))
+                output = getattr(result, "log", "") or ""
+                first = next((c for c in compiler if c.severity == "error"), compiler[0] if compiler else None)
+                return Outcome(error=BuildError("the build failed" + (f": {first.text}" if first else ""),
+                                                "fix the errors shown in the sources", output=output),
+                               compiler=compiler, hashes=hashes)
+        if not replay_only:
+            if stages.has_gpu() or not config.bundle_path:
+                on_stage("profiling", config.profile.collector)
+                out = cache.dir / "bundles" / f"{key}.gpabundle"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                bundle = str(stages.do_collect(config, cancel, out))
+            else:
+                note = f"no GPU on this machine: replayed the recorded bundle {Path(config.bundle_path).name}"
+        if bundle is None:
+            if not config.bundle_path:
+                hint = ("set [profile] bundle in gpa.toml to show recorded results" if trusted else
+                        "trust the workspace to profile it, or set [profile] bundle to a recorded bundle")
+                raise BundleError("no recorded bundle is configured", hint)
+            if not Path(config.bundle_path).is_file():
+                raise BundleError(f"the recorded bundle {config.bundle_path} does not exist",
+                                  "record one with `gpa profile` on a GPU machine, or fix [profile] bundle")
+            bundle = config.bundle_path
+        _check(cancel)
+        on_stage("analysing", Path(bundle).name)
+        report = stages.do_advise(bundle, config)
+        _check(cancel)
+        cache.store(key, report, hashes, note)
+        return Outcome(report=report, note=note, hashes=hashes, bundle=bundle)
+    except Cancelled:
+        return Outcome(cancelled=True, hashes=hashes)
+    except (HarnessError, ProfilingError, BuildError) as exc:
+        if cancel.is_set():
+            return Outcome(cancelled=True, hashes=hashes)
+        return Outcome(error=exc, hashes=hashes, note=note)
+    except GpaError as exc:
+        return Outcome(error=exc, hashes=hashes, note=note)
+    except Exception as exc:  # noqa: BLE001 - a bug in a stage must not kill the server
+        if cancel.is_set():
+            return Outcome(cancelled=True, hashes=hashes)
+        import traceback
+        err = GpaError(f"internal error during the run: {type(exc).__name__}: {exc}",
+                       "please report this with the server log")
+        err.output = traceback.format_exc()  # type: ignore[attr-defined]
+        return Outcome(error=err, hashes=hashes, note=note)
+
+
+class Runner:
+    """Debounced, cancellable runs of ``job`` (a sync function of a cancel event) for one folder."""
+
+    def __init__(self, job: Callable[[threading.Event], Outcome], on_done: Callable[[Outcome], Any],
+                 executor: Executor | None = None) -> None:
+        self._job = job
+        self._on_done = on_done
+        self._executor = executor
+        self._lock = asyncio.Lock()
+        self._generation = 0
+        self._cancel: threading.Event | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self.task: asyncio.Task | None = None
+        self.running = False
+
+    def request(self, delay_ms: int = 0) -> None:
+        """Ask for a run after ``delay_ms`` of quiet; a newer request restarts the wait and cancels the run in flight."""
+        loop = asyncio.get_running_loop()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._cancel is not None:
+            self._cancel.set()
+        self._generation += 1
+        gen = self._generation
+        self._timer = loop.call_later(max(0, delay_ms) / 1000.0, lambda: self._spawn(gen))
+
+    def _spawn(self, gen: int) -> None:
+        self._timer = None
+        self.task = asyncio.ensure_future(self._run(gen))
+
+    def cancel(self) -> bool:
+        """Cancel what is pending or running; True when there was something."""
+        had = self._timer is not None or self.running
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._generation += 1
+        if self._cancel is not None:
+            self._cancel.set()
+        return had
+
+    async def _run(self, gen: int) -> Outcome | None:
+        async with self._lock:
+            if gen != self._generation:
+                return None            # superseded while waiting for the previous run to stop
+            cancel = threading.Event()
+            self._cancel = cancel
+            self.running = True
+            try:
+                outcome = await asyncio.get_running_loop().run_in_executor(self._executor, self._job, cancel)
+            finally:
+                self.running = False
+                self._cancel = None
+            if cancel.is_set() and not outcome.cancelled:
+                outcome = Outcome(cancelled=True, hashes=outcome.hashes)
+            res = self._on_done(outcome)
+            if asyncio.iscoroutine(res):
+                await res
+            return outcome
+
+    async def wait_idle(self) -> None:
+        while self._timer is not None or (self.task is not None and not self.task.done()):
+            await asyncio.sleep(0.02)

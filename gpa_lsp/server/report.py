@@ -1,0 +1,45 @@
+"""The ranked report as markdown (``gpa.report``), with the applyAndMeasure history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..analysis.model import Report
+
+
+def report_markdown(report: Report | None, note: str = "", history: Sequence[dict[str, Any]] = (),
+                    stale: bool = False) -> str:
+    if report is None:
+        return "# GPA report\n\nNo analysis yet. Save a CUDA source or run *GPA: Profile now*."
+    dev = report.device or {}
+    out = ["# GPA report", "",
+           f"{dev.get('name', 'unknown GPU')} (sm_{dev.get('sm', '?')}), collector {report.collector}, "
+           f"{report.total_samples} samples" + (f", bundle `{Path(report.source).name}`" if report.source else "")]
+    if note or stale:
+        out += ["", f"_{note or 'from an earlier run'}_"]
+    for k in sorted(report.kernels, key=lambda k: -k.share):
+        where = f" ({Path(k.file).name}:{k.line})" if k.file and k.line else ""
+        out += ["", f"## {k.demangled or k.name}{where}", "",
+                f"{k.share:.1%} of samples, {k.samples} samples, {k.launches} launches, limiter: **{k.limiter}**"
+                + (f", {k.duration_ns / 1000:.1f} us" if k.duration_ns else "")]
+        if k.stall_breakdown:
+            total = sum(n for _, n in k.stall_breakdown) or 1
+            out.append("stalls: " + ", ".join(f"{c.replace('_', ' ')} {n / total:.0%}"
+                                              for c, n in sorted(k.stall_breakdown, key=lambda cn: -cn[1])[:5]))
+        if not k.advice:
+            out += ["", "No advice."]
+            continue
+        out += ["", "| # | optimizer | est. speedup | matched | where | suggestion |", "|---:|---|---:|---:|---|---|"]
+        for i, a in enumerate(sorted(k.advice, key=lambda a: -a.estimated_speedup), 1):
+            loc = f"{Path(a.location.file).name}:{a.location.line}" if a.location else ""
+            sug = a.suggestion.strip().splitlines()[0].replace("|", "\\|") if a.suggestion.strip() else ""
+            out.append(f"| {i} | {a.title} (`{a.optimizer}`) | {a.estimated_speedup:.2f}x | {a.ratio:.1%} | {loc} | {sug} |")
+    if history:
+        out += ["", "## Applied fixes: estimated vs achieved", "",
+                "| kernel | optimizer | estimated | achieved | note |", "|---|---|---:|---:|---|"]
+        for h in history[-20:]:
+            ach = f"{h['achieved']:.2f}x" if isinstance(h.get("achieved"), (int, float)) else "-"
+            out.append(f"| {h.get('kernel', '')} | {h.get('optimizer', '')} | {float(h.get('estimated', 0)):.2f}x | {ach} | "
+                       f"{str(h.get('message', '')).replace('|', '/')} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,449 @@
+"""The gpa-lsp language server: LSP wiring only.
+
+Handlers find the workspace folder of a document and hand plain data to the
+feature modules (diagnostics, hover, lenses, actions, report); runs go
+through ``pipeline.Runner`` (off the event loop). ``main()`` is the
+``gpa-lsp`` entry point: stdio by default, ``--tcp HOST:PORT`` to debug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..analysis.model import to_json
+from ..errors import BundleError, GpaError, HarnessError, ProfilingError
+from . import actions, diagnostics, hover, lenses, report as report_md, trust
+from .cache import ResultCache, is_source
+from .config_merge import config_file_of, effective_config, plain
+from .folder import Folder
+from .pipeline import Outcome, Runner, Stages, cached_outcome, execute
+from .results import PathResolver, index
+from .tracking import Tracker
+
+log = logging.getLogger("gpa_lsp.server")
+COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
+
+
+class GpaLanguageServer(LanguageServer):
+    def __init__(self, stages: Stages | None = None) -> None:
+        super().__init__("gpa-lsp", __version__)
+        self.folders: dict[Path, Folder] = {}
+        self.init_options: dict[str, Any] = {}
+        self.tracker = Tracker()
+        self.stages = stages or Stages()
+        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-run")
+        self.observer = None
+        self.progress_tokens: dict[Path, str] = {}
+        self._line_cache: dict[Path, list[str]] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # ---- helpers --------------------------------------------------------------
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    def cap(self, *path: str) -> Any:
+        node: Any = self.client_capabilities
+        for p in path:
+            node = getattr(node, p, None) if node is not None else None
+        return node
+
+    def folder_of(self, uri_or_path: str | Path | None) -> Folder | None:
+        if uri_or_path is None:
+            return next(iter(self.folders.values()), None)
+        s = str(uri_or_path)
+        path = Path(to_fs_path(s) if s.startswith("file:") else s).resolve()
+        best = None
+        for root, f in self.folders.items():
+            if f.contains(path) and (best is None or len(str(root)) > len(str(best.root))):
+                best = f
+        return best
+
+    def lines_of(self, path: Path) -> list[str]:
+        """The current text of a file, by line: the open document when there is one, else the disk."""
+        uri = from_fs_path(str(path))
+        doc = self.workspace.text_documents.get(uri) if uri else None
+        if doc is not None:
+            return doc.source.splitlines()
+        try:
+            return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return []
+
+    def status(self, folder: Folder, state: str, message: str, result: str | None = None) -> None:
+        folder.state = state
+        from_cache = bool(folder.analysis and folder.analysis.outcome.from_cache)
+        self.notify("gpa/status", {"state": state, "message": message, "root": folder.uri,
+                                   "result": result, "fromCache": from_cache})
+
+    def tell_once(self, folder: Folder, key: str, kind: types.MessageType, text: str) -> None:
+        if key in folder.told:
+            return
+        folder.told.add(key)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+
+    # ---- folders and configuration ---------------------------------------------------
+    async def fetch_settings(self, folder: Folder) -> None:
+        if not self.cap("workspace", "configuration"):
+            return
+        try:
+            res = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(items=[
+                types.ConfigurationItem(scope_uri=folder.uri, section="gpa"),
+                types.ConfigurationItem(section="gpa")])), 10)
+        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the defaults
+            log.warning("workspace/configuration failed: %r", exc)
+            return
+        scoped, user = (list(plain(res) or []) + [None, None])[:2]
+        folder.editor_settings = dict(scoped) if isinstance(scoped, dict) else {}
+        folder.user_settings = dict(user) if isinstance(user, dict) else {}
+
+    def recompute_config(self, folder: Folder) -> None:
+        folder.eff = effective_config(folder.root, self.init_options.get("settings") or None, folder.editor_settings)
+        folder.trusted = trust.is_trusted(folder.root, self.init_options, folder.user_settings)
+        if folder.eff.settings_error:
+            self.tell_once(folder, "settings:" + folder.eff.settings_error.message, types.MessageType.Warning,
+                           "gpa: " + diagnostics.error_text(folder.eff.settings_error))
+
+    def add_folder(self, path: Path) -> Folder:
+        path = path.resolve()
+        eff = effective_config(path, self.init_options.get("settings") or None, {})
+        folder = Folder(root=path, uri=from_fs_path(str(path)), eff=eff, cache=ResultCache(path))
+        folder.runner = Runner(lambda cancel, f=folder: self._job(f, cancel, True),
+                               lambda outcome, f=folder: self.on_outcome(f, outcome), self.executor)
+        self.folders[path] = folder
+        return folder
+
+    async def start_folder(self, folder: Folder) -> None:
+        await self.fetch_settings(folder)
+        self.recompute_config(folder)
+        folder.ready = True
+        self.publish(folder)
+        if folder.pending:
+            why, folder.pending = folder.pending, None
+            self.request_run(folder, why=why)
+            if folder.trusted:
+                return
+        if not folder.trusted:
+            self.status(folder, "untrusted", trust.ENABLE_HINT)
+            self.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
+        loop = asyncio.get_running_loop()
+        cached = await loop.run_in_executor(self.executor, cached_outcome, folder.config, folder.cache)
+        if cached is not None and not cached.stale:
+            await self.on_outcome(folder, cached)
+            return
+        if cached is not None:
+            await self.on_outcome(folder, cached)
+        if folder.config.bundle_path:
+            # show the recorded results now; profiling waits for a save or "Profile now"
+            replay = Runner(lambda cancel: self._job(folder, cancel, False),
+                            lambda outcome: self.on_outcome(folder, outcome), self.executor)
+            replay.request(0)
+            folder.startup_runner = replay  # type: ignore[attr-defined]
+
+    def _job(self, folder: Folder, cancel: threading.Event, profile: bool) -> Outcome:
+        loop = self._loop
+
+        def on_stage(stage: str, detail: str) -> None:
+            loop.call_soon_threadsafe(self.on_stage, folder, stage, detail)
+
+        return execute(folder.config, trusted=folder.trusted, cancel=cancel, cache=folder.cache,
+                       stages=self.stages, on_stage=on_stage, profile=profile)
+
+    # ---- runs -----------------------------------------------------------------------
+    def request_run(self, folder: Folder, delay_ms: int | None = None, why: str = "save") -> None:
+        if not folder.ready:
+            folder.pending = why        # settings (and so trust) are not known yet: run once they are
+            return
+        if not folder.trusted and why != "command":
+            self.status(folder, "untrusted", trust.ENABLE_HINT)
+            self.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
+            return
+        assert folder.runner is not None
+        folder.runner.request(folder.config.server.debounce_ms if delay_ms is None else delay_ms)
+
+    def on_stage(self, folder: Folder, stage: str, detail: str) -> None:
+        self.status(folder, stage, f"{stage} {detail}".strip())
+        token = self.progress_tokens.get(folder.root)
+        if token is None and self.cap("window", "work_done_progress"):
+            token = f"gpa-{uuid.uuid4().hex[:8]}"
+            self.progress_tokens[folder.root] = token
+            asyncio.ensure_future(self._begin_progress(folder, token, stage, detail))
+        elif token is not None and token in self.work_done_progress.tokens:
+            self.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{stage} {detail}".strip()))
+
+    async def _begin_progress(self, folder: Folder, token: str, stage: str, detail: str) -> None:
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception:  # noqa: BLE001 - progress is optional
+            self.progress_tokens.pop(folder.root, None)
+            return
+        if self.progress_tokens.get(folder.root) != token:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd())
+            return
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="GPA", message=f"{stage} {detail}".strip(), cancellable=True))
+        fut = self.work_done_progress.tokens.get(token)
+        if fut is not None:
+            fut.add_done_callback(lambda f: f.cancelled() and folder.runner and folder.runner.cancel())
+
+    def _end_progress(self, folder: Folder, message: str) -> None:
+        token = self.progress_tokens.pop(folder.root, None)
+        if token is not None and token in self.work_done_progress.tokens:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    async def on_outcome(self, folder: Folder, outcome: Outcome) -> None:
+        if outcome.cancelled:
+            self._end_progress(folder, "cancelled")
+            self.status(folder, "idle", "cancelled: a newer run replaced it" if folder.runner and folder.runner.running
+                        else "cancelled")
+            return
+        if outcome.report is not None:
+            analysis = await asyncio.get_running_loop().run_in_executor(self.executor, index, folder.root, outcome)
+            folder.analysis = analysis
+            for path in analysis.files:
+                self.tracker.reset(from_fs_path(str(path)))
+            folder.compiler = ()
+        else:
+            folder.compiler = outcome.compiler
+        folder.error = outcome.error
+        self._line_cache.clear()
+        self.publish(folder)
+        self.publish_line_heat(folder)
+        if self.cap("workspace", "code_lens", "refresh_support"):
+            try:
+                self.workspace_code_lens_refresh(None)
+            except Exception:  # noqa: BLE001
+                pass
+        self._end_progress(folder, "done" if outcome.error is None else outcome.error.message)
+        if outcome.error is not None:
+            err = outcome.error
+            self.status(folder, "error", err.message + (f" ({err.hint})" if err.hint else ""))
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error, message="gpa: " + diagnostics.error_text(err)[:2000]))
+            return
+        if not folder.trusted:
+            self.status(folder, "untrusted", trust.ENABLE_HINT, result=self.result_summary(folder))
+            return
+        if outcome.note and "no GPU" in outcome.note:
+            self.tell_once(folder, "nogpu", types.MessageType.Info, "gpa: " + outcome.note)
+        self.status(folder, "idle", outcome.note or ("from an earlier run" if outcome.from_cache else "analysis done"),
+                    result=self.result_summary(folder))
+
+    def result_summary(self, folder: Folder) -> str | None:
+        rep = folder.analysis.report if folder.analysis else None
+        if rep is None or not rep.kernels:
+            return None
+        top = [(a.estimated_speedup, k, a) for k in rep.kernels for a in k.advice]
+        if not top:
+            return f"{len(rep.kernels)} kernels, no advice"
+        s, k, a = max(top, key=lambda t: t[0])
+        return f"{a.title} {s:.2f}x on {k.demangled or k.name}"
+
+    # ---- publishing -------------------------------------------------------------------
+    def _line(self, path: Path, line0: int) -> str | None:
+        lines = self._line_cache.get(path)
+        if lines is None:
+            lines = self._line_cache[path] = self.lines_of(path)
+        return lines[line0] if 0 <= line0 < len(lines) else None
+
+    def file_diagnostics(self, folder: Folder, path: Path) -> list[types.Diagnostic]:
+        uri = from_fs_path(str(path))
+        out: list[types.Diagnostic] = []
+        a = folder.analysis
+        view = a.view(path) if a else None
+        if view is not None:
+            resolve = PathResolver(folder.root)
+            stale = self.file_is_stale(folder, path)
+            for kernel, adv in view.advice:
+                cur = self.tracker.current(uri, adv.location.line - 1)
+                if cur is None:
+                    continue          # the line was edited: its advice no longer applies
+                related = []
+                for r_uri, r_line, msg in diagnostics.related_for(adv, resolve):
+                    r_cur = self.tracker.current(r_uri, r_line)
+                    if r_cur is not None:
+                        related.append((r_uri, r_cur, msg))
+                out.append(diagnostics.advice_diagnostic(kernel, adv, cur, self._line(path, cur),
+                                                         folder.config.advice, related, stale=stale))
+        for msg in folder.compiler:
+            if msg.file and Path(msg.file).resolve() == path and msg.line:
+                out.append(diagnostics.compiler_diagnostic(msg, self._line(path, msg.line - 1)))
+        cfg_err = folder.eff.error
+        if cfg_err is not None and cfg_err.path and Path(cfg_err.path).resolve() == path:
+            out.append(diagnostics.config_diagnostic(cfg_err, self._line(path, (cfg_err.line or 1) - 1)))
+        err = folder.error
+        cfg_file = config_file_of(folder.root)
+        if err is not None and cfg_file is not None and cfg_file.resolve() == path and not folder.compiler:
+            out.append(self._run_error_diagnostic(err, path))
+        return diagnostics.by_line(out)
+
+    def _run_error_diagnostic(self, err: GpaError, path: Path) -> types.Diagnostic:
+        text = "\n".join(self.lines_of(path))
+        pyproject = path.name == "pyproject.toml"
+        if isinstance(err, HarnessError):
+            where = ("harness", "command")
+        elif isinstance(err, ProfilingError):
+            where = ("profile", "collector")
+        elif isinstance(err, BundleError):
+            where = ("profile", "bundle")
+        else:
+            where = ("build", None)
+        line0 = diagnostics.find_key_line(text, *where)
+        if line0 is None:
+            line0 = diagnostics.find_key_line(text, where[0], None)
+        if line0 is None:
+            line0 = 0
+        del pyproject
+        return diagnostics.run_error_diagnostic(err, line0, self._line(path, line0))
+
+    def file_is_stale(self, folder: Folder, path: Path) -> bool:
+        a = folder.analysis
+        if a is None or not a.outcome.hashes:
+            return False
+        want = a.outcome.hashes.get(str(path))
+        if want is None:
+            return False
+        from .cache import content_hash
+        return content_hash(path) != want
+
+    def publish(self, folder: Folder) -> None:
+        paths: set[Path] = set()
+        if folder.analysis:
+            paths.update(folder.analysis.files)
+        paths.update(Path(m.file).resolve() for m in folder.compiler if m.file and m.line)
+        if folder.eff.error is not None and folder.eff.error.path:
+            paths.add(Path(folder.eff.error.path).resolve())
+        cfg_file = config_file_of(folder.root)
+        if folder.error is not None and cfg_file is not None:
+            paths.add(cfg_file.resolve())
+        uris: set[str] = set()
+        for path in paths:
+            uri = from_fs_path(str(path))
+            diags = self.file_diagnostics(folder, path)
+            if not diags and uri not in folder.published:
+                continue
+            uris.add(uri)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+        for uri in folder.published - uris:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        folder.published = uris
+
+    def publish_file(self, folder: Folder, path: Path) -> None:
+        uri = from_fs_path(str(path))
+        self._line_cache.pop(path, None)
+        diags = self.file_diagnostics(folder, path)
+        if diags or uri in folder.published:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+            folder.published.add(uri)
+
+    def line_heat(self, folder: Folder, path: Path) -> dict[str, Any]:
+        uri = from_fs_path(str(path))
+        a = folder.analysis
+        view = a.view(path) if a else None
+        rep = a.report if a else None
+        total = (rep.total_samples or sum(k.samples for k in rep.kernels)) if rep else 0
+        lines = []
+        if view is not None and total:
+            for line, items in sorted(view.lines.items()):
+                n = sum(s.samples for _, s in items)
+                cur = self.tracker.current(uri, line - 1)
+                if n and cur is not None:
+                    lines.append({"line": cur, "share": n / total, "samples": n})
+        return {"uri": uri, "lines": lines}
+
+    def publish_line_heat(self, folder: Folder) -> None:
+        if folder.analysis is None:
+            return
+        for path in folder.analysis.files:
+            self.notify("gpa/lineHeat", self.line_heat(folder, path))
+
+    # ---- watching the disk ----------------------------------------------------------------
+    def start_watching(self) -> None:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover - watchdog is a dependency
+            return
+        loop = self._loop
+        server = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):  # noqa: D401 - watchdog API
+                if event.event_type not in ("modified", "created", "deleted", "moved"):
+                    return
+                for p in (getattr(event, "src_path", None), getattr(event, "dest_path", None)):
+                    if p and not getattr(event, "is_directory", False):
+                        name = Path(str(p)).name
+                        if is_source(str(p)) or name in ("gpa.toml", "pyproject.toml"):
+                            loop.call_soon_threadsafe(server.on_disk_change, Path(str(p)))
+
+        self.observer = Observer()
+        for root in self.folders:
+            try:
+                self.observer.schedule(Handler(), str(root), recursive=True)
+            except OSError as exc:
+                log.warning("cannot watch %s: %s", root, exc)
+        self.observer.daemon = True
+        self.observer.start()
+
+    def on_disk_change(self, path: Path) -> None:
+        folder = self.folder_of(path)
+        if folder is None:
+            return
+        if path.name in ("gpa.toml", "pyproject.toml") and path.parent.resolve() == folder.root:
+            old = folder.config
+            self.recompute_config(folder)
+            self.publish(folder)
+            if folder.config != old and folder.trusted and folder.config.server.run_on_save:
+                self.request_run(folder)
+            return
+        if folder.trusted and folder.config.server.run_on_save:
+            self.request_run(folder)
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        """The server's event loop (captured in ``initialized``), for calls from worker threads."""
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        return self.loop
+
+
+def _register(ls: GpaLanguageServer) -> None:
+    from . import handlers
+    handlers.register(ls)
+
+
+def create_server(stages: Stages | None = None) -> GpaLanguageServer:
+    ls = GpaLanguageServer(stages)
+    _register(ls)
+    return ls
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpa-lsp", description="gpa-lsp language server (stdio by default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
+    parser.add_argument("--log-level", default="WARNING")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING))
+    ls = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        ls.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        ls.start_io()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

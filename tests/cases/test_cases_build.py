@@ -1,0 +1,130 @@
+"""Every case in kernels/ builds and says what it is about.
+
+For each ``kernels/<case>/``: original and improved compile to sm_90 cubins
+with real nvcc (in parallel, cubins only: no host link), ``case.toml`` has the
+keys the accuracy benchmark and the advisor tests read, its optimizer id is
+one of the shared ids, its line exists in ``original.cu`` and holds code, and
+``gpa.toml`` loads with :func:`gpa_lsp.config.load`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from gpa_lsp import config
+from gpa_lsp.toolchain import find_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = ROOT / "kernels"
+CASES = sorted(p.parent for p in KERNELS.glob("*/case.toml"))
+
+OPTIMIZERS = {
+    "register_reuse", "local_array", "strength_reduction", "function_split", "fast_math", "warp_balance",
+    "memory_transaction_reduction", "global_memory_coalescing", "shared_memory_bank_conflicts",
+    "loop_unrolling", "loop_no_unroll", "code_reordering", "function_inlining", "restrict_pointer",
+    "warp_divergence", "block_increase", "thread_increase",
+}
+REQUIRED = {"optimizer": str, "top": int, "file": str, "line": int, "kernel": str, "improved": str,
+            "description": str, "seed": str}
+OPTIONAL = {"collector": str, "alt_lines": list, "loop_line": int, "inner_loop_line": int, "launch_line": int,
+            "bounds_line": int, "decl_line": int, "index_line": int, "signature_line": int,
+            "improved_flags": list}
+
+
+def _meta(case: Path) -> dict:
+    return tomllib.loads((case / "case.toml").read_text())
+
+
+def _is_code(text: str) -> bool:
+    s = text.strip()
+    return bool(s) and not s.startswith(("//", "/*", "*"))
+
+
+def test_library_has_the_cases():
+    assert len(CASES) >= 14
+    covered = {_meta(c)["optimizer"] for c in CASES}
+    for needed in ("local_array", "warp_balance", "global_memory_coalescing", "loop_no_unroll",
+                   "strength_reduction", "code_reordering", "thread_increase", "block_increase",
+                   "fast_math", "loop_unrolling", "register_reuse", "shared_memory_bank_conflicts",
+                   "warp_divergence", "restrict_pointer"):
+        assert needed in covered, f"no case for {needed}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_case_metadata(case: Path):
+    meta = _meta(case)
+    for key, typ in REQUIRED.items():
+        assert isinstance(meta.get(key), typ), f"{case.name}/case.toml: {key} missing or not {typ.__name__}"
+    unknown = set(meta) - set(REQUIRED) - set(OPTIONAL)
+    assert not unknown, f"{case.name}/case.toml: unknown keys {sorted(unknown)}"
+    assert meta["optimizer"] in OPTIMIZERS
+    assert meta["top"] in (1, 3)
+    assert meta.get("collector", "cupti") in ("cupti", "ncu")
+    src = (case / meta["file"]).read_text().splitlines()
+    improved = (case / meta["improved"]).read_text()
+    lines = [meta["line"], *meta.get("alt_lines", [])] + [v for k, v in meta.items() if k.endswith("_line")]
+    for n in lines:
+        assert 1 <= n <= len(src), f"{case.name}: line {n} is outside {meta['file']}"
+        assert _is_code(src[n - 1]), f"{case.name}: line {n} holds no code: {src[n - 1]!r}"
+    # the kernel is defined in both variants, and each harness prints the timing line
+    for text in ("\n".join(src), improved):
+        assert re.search(r"__global__[^;{]*\b" + re.escape(meta["kernel"]) + r"\s*\(", text), meta["kernel"]
+        assert "time_kernel(\"" + meta["kernel"] + "\"" in text
+        assert "check_close(" in text
+    assert "\n".join(src) != improved
+    for name in ("README.md", "gpa.toml"):
+        assert (case / name).is_file()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_gpa_toml_loads(case: Path):
+    cfg = config.load(case)
+    meta = _meta(case)
+    assert cfg.path == str(case / "gpa.toml")
+    assert cfg.build.sources == (meta["file"],)
+    assert "-arch=sm_90" in cfg.build.nvcc_flags
+    assert cfg.harness.command[0] == cfg.build.output and "--quick" in cfg.harness.command
+    assert cfg.profile.collector == meta.get("collector", "cupti")
+    assert cfg.bundle_path == str((case / "recorded" / f"{cfg.profile.collector}.gpabundle").resolve())
+    assert meta["kernel"] in cfg.profile.kernels
+
+
+def _compile(src: Path, out: Path) -> str | None:
+    argv = [find_tool("nvcc"), "-cubin", "-O3", "-arch=sm_90", "-lineinfo", "-o", str(out), str(src)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    return None if proc.returncode == 0 else f"{src}: {proc.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def cubins(tmp_path_factory) -> dict[tuple[str, str], Path]:
+    """All variants compiled once, in parallel (the slowest, sw_icache, takes a few seconds)."""
+    base = tmp_path_factory.mktemp("case_cubins")
+    jobs = {}
+    for case in CASES:
+        meta = _meta(case)
+        for variant, name in (("original", meta["file"]), ("improved", meta["improved"])):
+            jobs[(case.name, variant)] = (case / name, base / f"{case.name}.{variant}.cubin")
+    workers = max(2, min(8, os.cpu_count() or 2))
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+        errors = [e for e in pool.map(lambda j: _compile(*j), jobs.values()) if e]
+    assert not errors, "\n".join(errors)
+    return {k: v[1] for k, v in jobs.items()}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_variants_compile_to_cubins(case: Path, cubins):
+    meta = _meta(case)
+    for variant in ("original", "improved"):
+        cubin = cubins[(case.name, variant)]
+        data = cubin.read_bytes()
+        assert data[:4] == b"\x7fELF"
+        assert meta["kernel"].encode() in data, f"{case.name}/{variant}: kernel {meta['kernel']} not in the cubin"
+        # -lineinfo kept the source file in the line table
+        assert Path(meta["file"] if variant == "original" else meta["improved"]).name.encode() in data
