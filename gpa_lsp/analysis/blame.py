@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import networkx as nx
 
@@ -45,9 +45,12 @@ ISSUE_FLOOR = 1.0   # issued samples assumed for a def that was never seen issui
 _MAX_ROUNDS = 64
 
 
-@dataclass(frozen=True)
-class BlameEdge:
-    """Samples seen at ``use`` blamed on ``def_`` (both offsets). ``def_ == use`` with category "self"."""
+class BlameEdge(NamedTuple):
+    """Samples seen at ``use`` blamed on ``def_`` (both offsets). ``def_ == use`` with category "self".
+
+    A NamedTuple rather than a dataclass: a hot kernel yields one per def-use pair and reason,
+    tens of thousands of them, and tuple construction is several times cheaper.
+    """
 
     def_: int
     use: int
@@ -58,8 +61,7 @@ class BlameEdge:
     distance: int = 0    # instructions on the shortest surviving path (0 for self)
 
 
-@dataclass(frozen=True)
-class Dependence:
+class Dependence(NamedTuple):
     """A def that reaches a use (before stall-reason pruning)."""
 
     def_: int            # instruction index
@@ -330,6 +332,16 @@ def _sync_def(function: Function, i: int) -> int | None:
     return None
 
 
+_CATEGORY_CACHE: dict[str, str] = {}
+
+
+def _category(reason: str) -> str:
+    got = _CATEGORY_CACHE.get(reason)
+    if got is None:
+        got = _CATEGORY_CACHE[reason] = reason_category(reason)
+    return got
+
+
 def apportion(stall: float, latency: float, weighted: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
     """Eq. 1: split ``stall`` and ``latency`` over defs by weight I_i / d_i; the parts sum to the whole."""
     total = sum(w for _, w in weighted)
@@ -353,14 +365,10 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
         deps = hot_dependences(function, j, reach.get(j, ()), sm)
         result.dependences[j] = deps
         by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        ni = p.not_issued_dict()
         for reason, n in p.stalls:
-            c = reason_category(reason)
-            by_cat[c][0] += n
-            by_cat[c][1] += ni.get(reason, 0)
+            by_cat[_category(reason)][0] += n
         for reason, n in p.not_issued:
-            if reason not in dict(p.stalls):
-                by_cat[reason_category(reason)][1] += n
+            by_cat[_category(reason)][1] += n
         use_off = ins[j].offset
         for cat, (s, lat) in by_cat.items():
             if s <= 0 and lat <= 0:

@@ -41,6 +41,8 @@ class KernelContext:
     reader: LineReader
     sm: int = 90
     _sites: dict[int, Site] = field(default_factory=dict)
+    _loop_cache: dict[int, LoopScope | None] = field(default_factory=dict)
+    memo: dict = field(default_factory=dict)       # per-kernel caches optimizers may share
 
     def __post_init__(self) -> None:
         for fb in self.blames:
@@ -65,7 +67,7 @@ class KernelContext:
 
     @cached_property
     def active(self) -> int:
-        return sum(p.issued for p in self.pcs.values())
+        return self.total - self.latency
 
     @cached_property
     def by_category(self) -> dict[str, int]:
@@ -91,10 +93,13 @@ class KernelContext:
         return {fb.function.name: loop_scopes(fb.function, fb.flow) for fb in self.blames}
 
     def loop_of(self, offset: int) -> LoopScope | None:
+        cache = self._loop_cache
+        if offset in cache:
+            return cache[offset]
         s = self.site(offset)
-        if s is None:
-            return None
-        return innermost_loop(self.loops.get(s.function.name, ()), s.index)
+        got = None if s is None else innermost_loop(self.loops.get(s.function.name, ()), s.index)
+        cache[offset] = got
+        return got
 
     def loop_by_header(self, function: str, header: int) -> LoopScope | None:
         for lp in self.loops.get(function, ()):
@@ -102,10 +107,14 @@ class KernelContext:
                 return lp
         return None
 
+    @cached_property
+    def issued_at(self) -> dict[int, int]:
+        return {o: p.issued for o, p in self.pcs.items()}
+
     def issued_in(self, function: Function, indices) -> int:
-        pcs = self.pcs
-        return sum(pcs[function.instructions[k].offset].issued for k in indices
-                   if function.instructions[k].offset in pcs)
+        got = self.issued_at
+        ins = function.instructions
+        return sum(got.get(ins[k].offset, 0) for k in indices)
 
     def location(self, offset: int):
         s = self.site(offset)

@@ -5,17 +5,8 @@
  * decorations are styled per type, not per range.
  */
 import * as vscode from "vscode";
+import { heatLevel, LEVELS } from "./heat";
 import { LineHeatEntry, LineHeatParams } from "./protocol";
-
-export const LEVELS = 5;
-
-/** Level 1..LEVELS of a line, relative to the hottest line of its file (0: not drawn). */
-export function heatLevel(share: number, maxShare: number): number {
-  if (!(share > 0) || !(maxShare > 0)) {
-    return 0;
-  }
-  return Math.max(1, Math.min(LEVELS, Math.ceil((share / maxShare) * LEVELS)));
-}
 
 function gutterIcon(level: number): vscode.Uri {
   const width = 2 + level; // wider bar = hotter line

@@ -10,7 +10,7 @@ the advisor.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..blame import BlameEdge
@@ -36,7 +36,7 @@ def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | 
         if w is True:
             out.append(e)
         elif w and float(w) > 0:
-            out.append(replace(e, stall=e.stall * float(w), latency=e.latency * float(w)))
+            out.append(e._replace(stall=e.stall * float(w), latency=e.latency * float(w)))
     if not out:
         return None
     return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))

@@ -11,12 +11,24 @@ _MATH_FN = re.compile(r"internal|__cuda_sm\d+x?_|__nv_|slowpath|rcp_|div_rn|sqrt
 _MATH_HEADER = re.compile(r"(math_functions|device_functions|crt/|cuda_fp|sm_\d+_intrinsics)", re.I)
 
 
+_FN_CACHE: dict[str, bool] = {}
+_FILE_CACHE: dict[str, bool] = {}
+
+
 def in_math_library(site) -> bool:
     f = site.function
-    if not f.entry and _MATH_FN.search(f.name):
+    fn = _FN_CACHE.get(f.name)
+    if fn is None:
+        fn = _FN_CACHE[f.name] = (not f.entry) and bool(_MATH_FN.search(f.name))
+    if fn:
         return True
-    ins = site.instruction
-    return ins.loc is not None and bool(_MATH_HEADER.search(ins.loc.file))
+    loc = site.instruction.loc
+    if loc is None:
+        return False
+    hit = _FILE_CACHE.get(loc.file)
+    if hit is None:
+        hit = _FILE_CACHE[loc.file] = bool(_MATH_HEADER.search(loc.file))
+    return hit
 
 
 class FastMath(Optimizer):

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* from cupti_activity.h (stable since CUDA 5), declared here to keep the include set small */
 CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId);
@@ -78,7 +79,8 @@ typedef struct {
 #define GPA_FORMAT 1
 #define GPA_GETDATA_PCS 5000
 #define GPA_DRAIN_REMAINING 1000
-#define GPA_DRAIN_EVERY_LAUNCHES 4096
+#define GPA_DRAIN_EVERY_LAUNCHES 256
+#define GPA_DRAIN_EVERY_NS 50000000ull
 #define GPA_MAX_LAUNCH_LINES 200000
 
 typedef struct GpaCtx {
@@ -91,6 +93,7 @@ typedef struct GpaCtx {
     CUpti_PCSamplingData config_buf;  /* CUPTI flushes here on range end / disable */
     CUpti_PCSamplingData get_buf;     /* cuptiPCSamplingGetData fills this one */
     uint64_t launches_since_drain;
+    uint64_t last_drain_ns;
     struct GpaCtx *next;
 } GpaCtx;
 
@@ -140,6 +143,13 @@ static void write_error(uint32_t uid, CUptiResult r, const char *where)
     if (!g_out) return;
     fprintf(g_out, "E %u %d %s %s\n", uid, (int)r, where, result_name(r));
     fflush(g_out);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static GpaCtx *find_ctx(CUcontext ctx)
@@ -204,6 +214,8 @@ static void drain(GpaCtx *c)
             if (c->get_buf.hardwareBufferFull) {
                 fprintf(g_out, "E %u %d GetData hardware_buffer_full\n", c->uid, (int)r);
                 consume(c, &c->get_buf);
+                /* what was decoded before the overflow is still there to take */
+                if (guard < 4) continue;
             } else {
                 write_error(c->uid, r, "GetData");
             }
@@ -215,6 +227,7 @@ static void drain(GpaCtx *c)
     }
     if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
     c->launches_since_drain = 0;
+    c->last_drain_ns = now_ns();
     fflush(g_out);
 }
 
@@ -349,6 +362,7 @@ static void context_created(CUcontext ctx)
         return;
     }
     c->enabled = 1;
+    c->last_drain_ns = now_ns();
     fflush(g_out);
 }
 
@@ -424,9 +438,11 @@ static void launch_exit(const CUpti_CallbackData *cb)
 {
     GpaCtx *c = find_ctx(cb->context);
     if (!c || !c->enabled) return;
-    /* CUPTI says here how much it holds: drain before its buffers overflow */
+    /* Continuous mode keeps samples in the hardware buffer until GetData:
+     * drain every few launches or milliseconds so it neither overflows nor
+     * leaves all the decoding for the end of the run. */
     if (c->config_buf.totalNumPcs || c->config_buf.remainingNumPcs >= GPA_DRAIN_REMAINING ||
-        c->launches_since_drain >= GPA_DRAIN_EVERY_LAUNCHES)
+        c->launches_since_drain >= GPA_DRAIN_EVERY_LAUNCHES || now_ns() - c->last_drain_ns >= GPA_DRAIN_EVERY_NS)
         drain(c);
 }
 
