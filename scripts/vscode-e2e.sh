@@ -108,9 +108,10 @@ log "prerequisites ready after $(( $(date +%s) - t_start ))s"
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund --loglevel=error
   fi
+  npm test
   npm run --silent package
   npm run --silent package:driver
-) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log" >&2; log "building the extension failed"; exit 1; }
+) >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log" >&2; log "building, unit-testing or packaging the extension failed"; exit 1; }
 cp "$EXT_DIR/gpa-lsp.vsix" "$OUT/gpa-lsp.vsix"
 log "extension packaged after $(( $(date +%s) - t_start ))s"
 

@@ -6,6 +6,8 @@ reader); ``advise_bundle`` reads a recorded bundle and calls it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from collections import defaultdict
 from dataclasses import asdict, replace
@@ -32,6 +34,25 @@ def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
             reader: LineReader | None = None, path_map: Callable[[str], str] | None = None,
             optimizers: Sequence[Optimizer] = REGISTRY, source: str = "") -> Report:
     """Blame, match and estimate every profiled kernel whose cubin is in ``programs`` (sha256 -> Program)."""
+    with _gc_paused():
+        return _analyze(programs, profile, config=config, reader=reader, path_map=path_map,
+                        optimizers=optimizers, source=source)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """The analysis allocates ~10^5 small tuples and no reference cycles; with a large Program
+    alive, the cyclic collector's repeated full scans cost more than the analysis itself."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _analyze(programs, profile, *, config, reader, path_map, optimizers, source) -> Report:
     reader = reader or make_reader()
     path_map = path_map or (lambda p: p)
     max_advice = config.advice.max_per_kernel if config is not None else 8
@@ -72,11 +93,11 @@ def build_context(program: Program, kernel: Kernel, pcs: Sequence[PCStats], devi
     if entry is None:
         return None
     per_fn: dict[str, dict[int, PCStats]] = defaultdict(dict)
+    owner = {ins.offset: f.name for f in functions for ins in f.instructions}
     for p in pcs:
-        got = program.locate(kernel.name, p.offset) or program.locate(entry.section, p.offset)
-        if got is None:
-            continue
-        per_fn[got[0].name][p.offset] = p
+        name = owner.get(p.offset)
+        if name is not None:
+            per_fn[name][p.offset] = p
     sm = program.sm or device.sm or 90
     blames = [blame_function(f, per_fn.get(f.name, {}), sm=sm) for f in functions]
     if not device.sm_count:

@@ -179,35 +179,47 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
     blk = flow.blocks[b]
     cur = dict(state)
     cyc = 0
+    guards, uses, waits, defs, bar_defs, stall = prep.guards, prep.uses, prep.waits, prep.defs, prep.bar_defs, prep.stall
+    get = cur.get
     for p, i in enumerate(range(blk.first, blk.last)):
-        g = prep.guards[i]
+        g = guards[i]
+        u = uses[i]
+        w = waits[i]
         if record is not None and i in wanted:
             deps: dict[int, list] = {}
-            for r in prep.uses[i]:
-                for e in cur.get(r, ()):
+            for r in u:
+                for e in get(r, ()):
                     if e[4]:
                         continue  # an earlier unguarded reader absorbed the stall
                     _note(deps, e, p, cyc, r)
                     if e[1] is None or (g is not None and e[1] == g):
                         break
-            for r in prep.waits[i]:
-                for e in cur.get(r, ()):
+            for r in w:
+                for e in get(r, ()):
                     _note(deps, e, p, cyc, r)
             record[i] = deps
         # uses: first reader marks; waits drain the scoreboard
         if g is None:
-            for r in prep.uses[i]:
-                es = cur.get(r)
-                if es and not all(e[4] for e in es):
-                    cur[r] = tuple((e[0], e[1], e[2], e[3], True, e[5]) for e in es)
-        for r in prep.waits[i]:
+            for r in u:
+                es = get(r)
+                if es:
+                    if len(es) == 1:
+                        e = es[0]
+                        if not e[4]:
+                            cur[r] = ((e[0], e[1], e[2], e[3], True, e[5]),)
+                    else:
+                        cur[r] = tuple((e[0], e[1], e[2], e[3], True, e[5]) for e in es)
+        for r in w:
             if r in cur:
                 del cur[r]
-        for r in prep.defs[i]:
-            cur[r] = _add_def(cur.get(r, ()), (i, g, -p, -cyc, False, False))
-        for r, is_read in prep.bar_defs[i]:
-            cur[r] = cur.get(r, ()) + ((i, None, -p, -cyc, False, is_read),)
-        cyc += prep.stall[i]
+        for r in defs[i]:
+            if g is None:
+                cur[r] = ((i, None, -p, -cyc, False, False),)
+            else:
+                cur[r] = _add_def(get(r, ()), (i, g, -p, -cyc, False, False))
+        for r, is_read in bar_defs[i]:
+            cur[r] = get(r, ()) + ((i, None, -p, -cyc, False, is_read),)
+        cyc += stall[i]
     n = blk.last - blk.first
     return {r: tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es) for r, es in cur.items()}
 
@@ -235,6 +247,9 @@ def reaching_defs(function: Function, flow: Flow | None = None, wanted=None) -> 
     if nb:
         entry[0] = {}
     exits: list[dict | None] = [None] * nb
+    # A block is transferred again only when its entry state changed, so its last
+    # transfer ran on the converged entry state: recording during the fixpoint is exact.
+    record: dict[int, dict] = {}
     for _ in range(_MAX_ROUNDS):
         changed = False
         for b in flow.rpo:
@@ -242,15 +257,12 @@ def reaching_defs(function: Function, flow: Flow | None = None, wanted=None) -> 
             merged = _join(([{}] if b == 0 else []) + preds) if (preds or b == 0) else {}
             if merged != entry[b] or exits[b] is None:
                 entry[b] = merged
-                out = _transfer(flow, prep, b, merged, None, wanted)
+                out = _transfer(flow, prep, b, merged, record, wanted)
                 if out != exits[b]:
                     exits[b] = out
                     changed = True
         if not changed:
             break
-    record: dict[int, dict] = {}
-    for b in range(nb):
-        _transfer(flow, prep, b, entry[b] or {}, record, wanted)
     out: dict[int, tuple[Dependence, ...]] = {}
     for i, deps in record.items():
         out[i] = tuple(Dependence(k, max(1, v[0]), max(0, v[1]), tuple(sorted(set(v[2]))), bool(v[3]))
@@ -275,9 +287,18 @@ def _join(states: list[dict]) -> dict:
 # pruning and apportioning
 
 
-def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm: int = 90) -> tuple[Dependence, ...]:
+def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm: int = 90,
+                    _lat: dict | None = None) -> tuple[Dependence, ...]:
     """GPA's cold-edge pruning that does not depend on the stall reason: barriers and latency."""
     ins = function.instructions
+    lat_cache = _lat if _lat is not None else {}
+
+    def lat(k: int):
+        got = lat_cache.get(k)
+        if got is None:
+            got = lat_cache[k] = defuse.latency(ins[k], sm)
+        return got
+
     use = ins[i]
     waits = set(defuse.barrier_uses(use))
     hot = []
@@ -291,7 +312,7 @@ def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm
         if wb is not None and wb < 6:
             if defuse.barrier_name(wb) not in waits:
                 continue  # variable-latency def the use does not wait for
-            lo, hi, fixed = defuse.latency(definer, sm)
+            lo, hi, fixed = lat(d.def_)
             if d.cycles >= hi:
                 continue
             hot.append(d)
@@ -299,7 +320,7 @@ def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm
         if bars and not any(not r.startswith("B") for r in d.resources):
             hot.append(d)  # reached through a scoreboard alone
             continue
-        lo, hi, fixed = defuse.latency(definer, sm)
+        lo, hi, fixed = lat(d.def_)
         if definer.control is not None and not fixed:
             # no scoreboard: the hardware runs it at a fixed latency (ULDC, uniform moves)
             lo = min(lo, FIXED_CAP)
@@ -309,11 +330,16 @@ def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm
     return tuple(hot)
 
 
-def _eligible(function: Function, deps: tuple[Dependence, ...], reason: str) -> list[tuple[Dependence, str]]:
+def _eligible(function: Function, deps: tuple[Dependence, ...], reason: str,
+              _cls: dict | None = None) -> list[tuple[Dependence, str]]:
     ins = function.instructions
     out = []
+    cache = _cls if _cls is not None else {}
     for d in deps:
-        cls = defuse.def_class(ins[d.def_], d.via_read_barrier)
+        key = (d.def_, d.via_read_barrier)
+        cls = cache.get(key)
+        if cls is None:
+            cls = cache[key] = defuse.def_class(ins[d.def_], d.via_read_barrier)
         if reason == "memory_dependency" and cls in MEMORY_CLASSES:
             out.append((d, cls))
         elif reason == "execution_dependency" and cls in EXECUTION_CLASSES:
@@ -361,8 +387,10 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     result = FunctionBlame(function, flow, {ins[k].offset: p for k, p in sampled.items()})
     reach = reaching_defs(function, flow, wanted=set(sampled))
     issued_at = {k: p.issued for k, p in sampled.items()}
+    lat_cache: dict = {}
+    cls_cache: dict = {}
     for j, p in sampled.items():
-        deps = hot_dependences(function, j, reach.get(j, ()), sm)
+        deps = hot_dependences(function, j, reach.get(j, ()), sm, lat_cache)
         result.dependences[j] = deps
         by_cat: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for reason, n in p.stalls:
@@ -379,7 +407,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
                 if k is not None:
                     targets = [(k, "synchronization", max(1, j - k))]
             if not targets and cat in ("memory_dependency", "execution_dependency", "synchronization"):
-                targets = [(d.def_, cls, d.distance) for d, cls in _eligible(function, deps, cat)]
+                targets = [(d.def_, cls, d.distance) for d, cls in _eligible(function, deps, cat, cls_cache)]
             if not targets:
                 result.edges.append(BlameEdge(use_off, use_off, cat, "self", float(s), float(lat), 0))
                 continue

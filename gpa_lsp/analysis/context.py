@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats
 from gpa_lsp.profile.reasons import category as reason_category
@@ -19,8 +20,7 @@ from .occupancy import Occupancy
 from .sources import LineReader
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     function: Function
     index: int
 

@@ -4,7 +4,9 @@ The advisor's locations carry build-time paths (after ``[paths]
 source_map``). Here each is resolved to a file of the workspace: as given
 when it exists, else relative to the project root, else by unique base name
 among the project's sources (a bundle recorded on another machine). Lines
-stay 1-based as in the report; the LSP side converts.
+stay 1-based as in the report; the LSP side converts. A path outside the
+folder loses to the folder's own file of the same name: a copy of a project
+must show its advice on its own files.
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ class PathResolver:
             return self._memo[file]
         p = Path(file)
         found: Path | None = None
-        if p.is_absolute() and p.is_file():
+        if p.is_absolute() and p.is_file() and self.root in p.resolve().parents:
             found = p.resolve()
         elif not p.is_absolute() and (self.root / p).is_file():
             found = (self.root / p).resolve()
         else:
+            # recorded elsewhere (another machine, another checkout): the folder's own file of that name
             same = self._names().get(p.name, [])
             if len(same) == 1:
                 found = same[0]
+            elif p.is_absolute() and p.is_file():
+                found = p.resolve()
         self._memo[file] = found
         return found
 

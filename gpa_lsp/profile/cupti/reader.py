@@ -162,6 +162,10 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                    complete=complete, launches_seen=dict(launch_count), hardware_buffer_full=hwfull,
                    cupti_version=version)
     if not pcs:
+        if any("hardware_buffer_full" in e for e in errors):
+            raise ProfilingError("CUPTI's hardware sample buffer overflowed and no samples could be read back",
+                                 f"sample less often: raise [profile] sampling_period (now {period}; 12-15 suits "
+                                 "most harnesses), or set GPA_CUPTI_HW_BYTES to a larger buffer")
         if errors:
             raise ProfilingError("the CUPTI collector recorded no PC samples: " + "; ".join(errors[:3]),
                                  "see the CUPTI error above; `collector = \"ncu\"` is the fallback")
