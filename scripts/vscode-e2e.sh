@@ -192,6 +192,7 @@ import json, sys
 path, python, mode = sys.argv[1:]
 json.dump({
     "gpa.server.python": python,
+    "gpa.trace.server": "messages",
     "security.workspace.trust.enabled": mode == "untrusted",
     "security.workspace.trust.startupPrompt": "never",
     "security.workspace.trust.banner": "never",
@@ -216,7 +217,8 @@ PY
 
   local port; port="$(free_port)"
   printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$port" >"$dir/code-server.yaml"
-  GPA_E2E_CONFIG="$dir/driver.json" setsid "$CODE_SERVER" --config "$dir/code-server.yaml" \
+  # A cache of its own: each run analyses from scratch, not from the user's ~/.cache/gpa-lsp.
+  GPA_E2E_CONFIG="$dir/driver.json" XDG_CACHE_HOME="$dir/cache" setsid "$CODE_SERVER" --config "$dir/code-server.yaml" \
     --user-data-dir "$dir/user" --extensions-dir "$dir/extensions" \
     --disable-telemetry --disable-update-check --disable-getting-started-override --ignore-last-opened \
     "$ws" >"$dir/code-server.log" 2>&1 &

@@ -54,35 +54,17 @@ __global__ void NAME(T* out, long long* cycles, T seed, T k, int iters) {       
     if (threadIdx.x == 0) { out[0] = x + k2; cycles[0] = best; }                  \
 }
 
-// The same frame with a loop that is not unrolled: one STEP per trip.  For
-// instructions with no register input (S2R/CS2R) the compiler would hoist every
-// copy of an unrolled body; a loop trip boundary keeps one per trip.
-#define LOOP_KERNEL(NAME, T, STEP)                                                \
-__global__ void NAME(T* out, long long* cycles, T seed, T k, int iters) {         \
-    T x = seed, k2 = k;                                                           \
-    if (threadIdx.x == (unsigned)iters + 1000u) { x = k; k2 = seed; }             \
-    long long best = 0x7fffffffffffffffLL;                                        \
-    _Pragma("unroll 1")                                                           \
-    for (int rep = 0; rep < REPS; ++rep) {                                        \
-        __syncwarp();                                                             \
-        long long t0 = clock64();                                                 \
-        _Pragma("unroll 1")                                                       \
-        for (int i = 0; i < iters * UNROLL; ++i) { STEP; }                        \
-        long long t1 = clock64();                                                 \
-        best = (t1 - t0) < best ? (t1 - t0) : best;                               \
-    }                                                                             \
-    if (threadIdx.x == 0) { out[0] = x + k2; cycles[0] = best; }                  \
-}
-
 // ---- integer -------------------------------------------------------------------------
 // two PTX adds with two run-time operands fuse into one 3-input IADD3 per step (a single
 // add of a loop-invariant would be folded into x + n*k or split over IADD3/IMAD.IADD)
 CHAIN_KERNEL(k_iadd3, uint32_t, asm volatile("add.u32 %0, %0, %1; add.u32 %0, %0, %2;" : "+r"(x) : "r"(k), "r"(k2)))
 CHAIN_KERNEL(k_lop3, uint32_t, asm volatile("lop3.b32 %0, %0, %1, %0, 0x96;" : "+r"(x) : "r"(k)))
 CHAIN_KERNEL(k_imad, uint32_t, asm volatile("mad.lo.u32 %0, %0, %1, %1;" : "+r"(x) : "r"(k)))
+// hi(x) * lo(k) + k2 as a 64-bit result: IMAD.WIDE.U32 R, R, R, R; the chain runs through
+// the high half, which needs the whole wide product (the low half alone would be an IMAD)
 CHAIN_KERNEL(k_imad_wide, uint64_t,
-    asm volatile("{ .reg .u32 lo, hi; mov.b64 {lo, hi}, %0; mad.wide.u32 %0, lo, hi, %0; }"
-                 : "+l"(x)))
+    asm volatile("{ .reg .u32 lo, hi, m, mh; mov.b64 {lo, hi}, %0; mov.b64 {m, mh}, %1; "
+                 "mad.wide.u32 %0, hi, m, %2; }" : "+l"(x) : "l"(k), "l"(k2)))
 CHAIN_KERNEL(k_popc, uint32_t, asm volatile("popc.b32 %0, %0;" : "+r"(x)))
 CHAIN_KERNEL(k_flo, uint32_t, asm volatile("bfind.u32 %0, %0;" : "+r"(x)))
 // predicate chain: each ISETP reads the previous predicate (its .XOR combining input)
@@ -108,8 +90,7 @@ CHAIN_KERNEL(k_lg2, float, asm volatile("lg2.approx.ftz.f32 %0, %0;" : "+f"(x)))
 CHAIN_KERNEL(k_sin, float, asm volatile("sin.approx.ftz.f32 %0, %0;" : "+f"(x)))   // FMUL.RZ + MUFU.SIN
 
 // ---- conversions ---------------------------------------------------------------------
-// F2F f32->f64 then f64->f32: a round trip (the two are separated below by pairing
-// each with a DADD-free partner would need another reference; we report the mean).
+// F2F f32->f64 then f64->f32: a round trip; F2F is reported as half of it.
 CHAIN_KERNEL(k_f2f, float,
     asm volatile("{ .reg .f64 d; cvt.f64.f32 d, %0; cvt.rn.f32.f64 %0, d; }" : "+f"(x)))
 // I2F.F64 (s32 -> f64): the double's halves are XORed (LOP3, subtracted) into the next input
@@ -125,18 +106,46 @@ CHAIN_KERNEL(k_f2i, float,
 
 // ---- warp shuffle --------------------------------------------------------------------
 CHAIN_KERNEL(k_shfl, uint32_t,
-    asm volatile("shfl.sync.idx.b32 %0, %0, %1, 0x1f, 0xffffffff;" : "+r"(x) : "r"(k)))
+    // the source lane is x itself (lane = x & 31): ptxas folds repeated shuffles from a
+    // fixed lane into one, but not these
+    asm volatile("shfl.sync.idx.b32 %0, %0, %0, 0x1f, 0xffffffff;" : "+r"(x)))
 
 // ---- special registers ---------------------------------------------------------------
-// One read per loop trip, added into x.  Compared with the same loop adding a register
-// (k_loop_base) the difference is the wait of the IADD3 for the special register.
-// %smid is S2R SR_VIRTUALSMID (volatile, so never hoisted); %tid.x would be read once
-// and reused (ptxas CSEs it).  %clock is CS2R.32 SR_CLOCKLO on sm_90.
-LOOP_KERNEL(k_loop_base, uint32_t, asm volatile("add.u32 %0, %0, %1;" : "+r"(x) : "r"(k2)))
-LOOP_KERNEL(k_loop_s2r, uint32_t,
-    asm volatile("{ .reg .u32 c; mov.u32 c, %%smid; add.u32 %0, %0, c; }" : "+r"(x)))
-LOOP_KERNEL(k_loop_cs2r, uint32_t,
-    asm volatile("{ .reg .u32 c; mov.u32 c, %%clock; add.u32 %0, %0, c; }" : "+r"(x)))
+// S2R/S2UR have no register input, so an unrolled chain of them is hoisted and
+// pipelined.  Instead each trip of a plain loop reads the register once and adds it
+// (+1) into x, and the loop runs while x < limit: the read -> IADD3 -> ISETP -> BRA
+// path is serial, so a trip costs the read's latency more than the same loop adding
+// a register (mode 0).  Modes 1 and 2 read %smid (SR_VIRTUALSMID: volatile, so read
+// every trip); ptxas reads it with S2UR in mode 1 (x lane-dependent) and with S2R in
+// mode 2 (x warp-uniform).  %tid.x would be read once and reused by ptxas, and %clock
+// is CS2R.32 (fixed latency, no scoreboard) on sm_90.  The loop's fixed stall cycles
+// come from its SASS (sreg_loop.py, run by run.sh, passes them as arguments).
+template <int MODE>
+__global__ void k_sreg(uint32_t* out, long long* cycles, uint32_t seed, uint32_t k, int iters) {
+    uint32_t k2 = k;
+    if (threadIdx.x == (unsigned)iters + 1000u) k2 = seed;
+    uint32_t step;                        // what each trip adds, read once before the loop
+    if (MODE >= 1) asm volatile("mov.u32 %0, %%smid;" : "=r"(step));
+    else step = k2;
+    long long best = 0x7fffffffffffffffLL;
+    uint32_t x = seed;
+    if (MODE != 2 && threadIdx.x == (unsigned)iters + 1000u) x = k;
+#pragma unroll 1
+    for (int rep = 0; rep < REPS; ++rep) {
+        uint32_t limit = x + (uint32_t)(iters * UNROLL) * (step + 1u);
+        __syncwarp();
+        long long t0 = clock64();
+        do {
+            uint32_t v;
+            if (MODE >= 1) asm volatile("mov.u32 %0, %%smid;" : "=r"(v));
+            else v = k2;
+            x = x + v + 1u;
+        } while (x < limit);
+        long long t1 = clock64();
+        best = (t1 - t0) < best ? (t1 - t0) : best;
+    }
+    if (threadIdx.x == 0) { out[0] = x; cycles[0] = best; }
+}
 
 // ---- memory pointer chases -----------------------------------------------------------
 // global: each element holds the address of the next (64-bit generic == global here)
@@ -229,7 +238,8 @@ static uint64_t* make_chase(size_t bytes, size_t line, uint64_t* first) {
     return (uint64_t*)dev;
 }
 
-int main() {
+// argv: S2UR_TAIL S2R_TAIL UNUSED BASE_STALLS from sreg_loop.py (optional)
+int main(int argc, char** argv) {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     CHECK(cudaMalloc(&d_cycles, sizeof(long long)));
@@ -263,9 +273,10 @@ int main() {
     double i2f64_raw = run_chain<uint32_t>(k_i2f64, 12345u, 0u, IT);
     double f2i = run_chain<float>(k_f2i, 12345.0f, 0.0f, IT);
     double shfl = run_chain<uint32_t>(k_shfl, 5u, 0u, IT);
-    double loop_base = run_chain<uint32_t>(k_loop_base, 0u, 1u, IT);
-    double loop_s2r = run_chain<uint32_t>(k_loop_s2r, 0u, 1u, IT);
-    double loop_cs2r = run_chain<uint32_t>(k_loop_cs2r, 0u, 1u, IT);
+    double loop_base = run_chain<uint32_t>(k_sreg<0>, 0u, 0u, IT);   // k = 0: +1 per trip
+    double loop_s2ur = run_chain<uint32_t>(k_sreg<1>, 0u, 0u, IT);
+    double loop_s2r = run_chain<uint32_t>(k_sreg<2>, 0u, 0u, IT);
+
     double bar = run_chain<uint32_t>(k_bar, 0u, 0u, IT);
 
     // shared memory
@@ -316,15 +327,18 @@ int main() {
     put(raw, "F2F_roundtrip_f32_f64_f32", f2f_rt);
     put(raw, "MUFU.RCP_with_FADD_abs", rcp);
     put(raw, "I2F.F64_with_LOP3", i2f64_raw);
-    put(raw, "loop_trip_IADD3", loop_base);
-    put(raw, "loop_trip_S2R_SR_VIRTUALSMID_IADD3", loop_s2r);
-    put(raw, "loop_trip_CS2R.32_SR_CLOCKLO_IADD3", loop_cs2r);
+    put(raw, "loop_trip_base", loop_base);
+    put(raw, "loop_trip_S2UR_SR_VIRTUALSMID", loop_s2ur);
+    put(raw, "loop_trip_S2R_SR_VIRTUALSMID", loop_s2r);
     put(raw, "LDS_32way_conflict", lds_conflict);
 
     put(lat, "IADD3", iadd3);
     put(lat, "LOP3", lop3);
     put(lat, "IMAD", imad);
-    put(lat, "IMAD.WIDE", imadw);
+    // per step: IMAD.WIDE -> IADD3 (carry out) -> IMAD.X or IADD3.X -> next IMAD.WIDE (ptxas
+    // splits the 64-bit addend off); the two partners are taken out with the IADD3/IMAD figures
+    put(raw, "IMAD.WIDE_IADD3_X_chain", imadw);
+    put(lat, "IMAD.WIDE", imadw - iadd3 - 0.5 * (iadd3 + imad));
     // ISETP chain: per step one ISETP reading x, four ISETPs each reading the previous
     // predicate, and a SEL reading the last one: 5 predicate latencies + 1 SEL (~ IADD3).
     put(lat, "ISETP", (isetp_raw - iadd3) / 5.0);
@@ -351,10 +365,13 @@ int main() {
     put(lat, "LDG_L2_hit", l2);
     put(lat, "LDG_DRAM", dram);
     put(lat, "LDC", ldc);
-    // the loop trip with the special register minus the one without, plus the one
-    // cycle in which the base loop issued nothing in the register's place
-    put(lat, "S2R", loop_s2r - loop_base + 1.0);
-    put(lat, "CS2R.32", loop_cs2r - loop_base + 1.0);
+    // a trip minus the fixed stalls after the read's consumer, minus what a taken branch
+    // costs beyond its stall count (from the base loop); see sreg_loop.py
+    if (argc == 5) {
+        double branch_extra = loop_base - atof(argv[4]);
+        put(lat, "S2UR", loop_s2ur - atof(argv[1]) - branch_extra);
+        put(lat, "S2R", loop_s2r - atof(argv[2]) - branch_extra);
+    }
     put(lat, "BAR.SYNC", bar);
 
     printf("{\"sm\": %d, \"device\": \"%s\", \"sm_count\": %d, \"l2_bytes\": %d,\n",

@@ -65,7 +65,7 @@ def _num(v: str | None) -> int | None:
 
 
 def parse_source_csv(text: str) -> list[SourceBlock]:
-    """Blocks of ``ncu --page source --print-source sass --csv`` (one per profiled launch)."""
+    """Blocks of ``ncu --page source --print-source sass --csv``, one per profiled launch."""
     blocks: list[SourceBlock] = []
     header: list[str] | None = None
     for row in csv.reader(io.StringIO(text)):
@@ -81,7 +81,13 @@ def parse_source_csv(text: str) -> list[SourceBlock]:
             header = row
             continue
         blocks[-1].rows.append(dict(zip(header, row)))
-    return blocks
+    # ncu 2025.3 prints every launch's block twice in a row; count each launch once
+    unique: list[SourceBlock] = []
+    for b in blocks:
+        if unique and unique[-1].kernel == b.kernel and unique[-1].rows == b.rows:
+            continue
+        unique.append(b)
+    return unique
 
 
 @dataclass

@@ -211,7 +211,15 @@ def inline_edits(lines: Sequence[str], function: str, kind: str, near: int | Non
     return None
 
 
+_DIM3_DECL = re.compile(r"\bdim3\s+(\w+)\s*([({])\s*(\d+)\s*(?:,\s*(\d+)\s*)?(?:,\s*(\d+)\s*)?[)}]")
+
+
 def block_size_edits(lines: Sequence[str], line0: int, size: int, current: int | None) -> list[types.TextEdit] | None:
+    """A literal block size in the launch on ``line0``, or the ``dim3 NAME(literals)`` it names.
+
+    For a dim3, the x extent is scaled by size/current (which must keep it an integer),
+    so a 2-D block keeps its shape in y and z.
+    """
     if not 0 <= line0 < len(lines) or size < 1:
         return None
     code = _code_part(lines[line0])
@@ -219,13 +227,29 @@ def block_size_edits(lines: Sequence[str], line0: int, size: int, current: int |
     if not m:
         return None
     block = m.group(2)
-    if not re.fullmatch(r"\d+[uU]?", block):
-        return None                     # only a literal launch configuration is edited
-    if current is not None and int(block.rstrip("uU")) != int(current):
+    if re.fullmatch(r"\d+[uU]?", block):
+        value = int(block.rstrip("uU"))
+        if (current is not None and value != int(current)) or value == size:
+            return None
+        return [_replace(line0, m.start(2), line0, m.end(2), str(size))]
+    if not re.fullmatch(r"[A-Za-z_]\w*", block):
+        return None                     # an expression: not a literal launch configuration
+    decls = [(i, d) for i, raw in enumerate(lines) for d in _DIM3_DECL.finditer(_code_part(raw)) if d.group(1) == block]
+    if len(decls) != 1:
         return None
-    if int(block.rstrip("uU")) == size:
+    i, d = decls[0]
+    dims = [int(v) for v in d.groups()[2:] if v]
+    prod = 1
+    for v in dims:
+        prod *= v
+    if current is not None and prod != int(current):
         return None
-    return [_replace(line0, m.start(2), line0, m.end(2), str(size))]
+    if (dims[0] * size) % prod:
+        return None
+    new_x = dims[0] * size // prod
+    if new_x == dims[0] or new_x < 1:
+        return None
+    return [_replace(i, d.start(3), i, d.end(3), str(new_x))]
 
 
 # ---- project configuration fix ------------------------------------------------

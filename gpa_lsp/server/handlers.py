@@ -151,7 +151,7 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
                 continue
             diag = next((d for d in params.context.diagnostics
                          if d.source == "gpa" and d.code == adv.optimizer
-                         and isinstance(d.data, dict) and d.data.get("kernel") == kernel.name), None)
+                         and isinstance(plain(d.data), dict) and plain(d.data).get("kernel") == kernel.name), None)
             action = fix_action(ls, folder, path, kernel, adv, diag)
             if action is None:
                 continue

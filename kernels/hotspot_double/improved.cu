@@ -43,22 +43,14 @@ int main(int argc, char** argv) {
   gpa::Options opt = gpa::parse_args(argc, argv);
   const int w = 8192, h = 4096;
   const size_t n = size_t(w) * h;
-  // Rodinia hotspot's chip constants
-  const float t_chip = 0.0005f, chip_height = 0.016f, chip_width = 0.016f;
-  const float grid_height = chip_height / h, grid_width = chip_width / w;
-  const float cap = 0.5f * 1.75e6f * t_chip * grid_width * grid_height;
-  const float rx = grid_width / (2.0f * 100.f * t_chip * grid_height);
-  const float ry = grid_height / (2.0f * 100.f * t_chip * grid_width);
-  const float rz = t_chip / (100.f * grid_height * grid_width);
-  const float max_slope = 3.0e6f / (0.5f * t_chip * 1.75e6f);
-  const float step = 0.001f / max_slope;
-  const float step_div_cap = step / cap, rx_1 = 1.f / rx, ry_1 = 1.f / ry, rz_1 = 1.f / rz, amb = 80.f;
+  // a stable explicit step: step_div_cap * (2 * rx_1 + 2 * ry_1 + rz_1) < 1
+  const float step_div_cap = 0.05f, rx_1 = 1.f, ry_1 = 1.f, rz_1 = 0.01f, amb = 80.f;
 
   std::vector<float> temp(n), power(n);
   gpa::Lcg rng(13);
   for (size_t i = 0; i < n; ++i) {
     temp[i] = rng.uniform(320.f, 340.f);
-    power[i] = rng.uniform(0.f, 0.002f);
+    power[i] = rng.uniform(0.f, 1.f);
   }
   float* dpow = gpa::to_device(power);
   float* dsrc = gpa::to_device(temp);

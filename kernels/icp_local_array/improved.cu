@@ -33,7 +33,7 @@ __global__ void icp_accumulate(const float4* __restrict__ pts, const float4* __r
 
 int main(int argc, char** argv) {
   gpa::Options opt = gpa::parse_args(argc, argv);
-  const int npts = 1 << 23;
+  const int npts = 1 << 24;
   const int block = 256, grid = 132 * 8;
   const int nthreads = block * grid;
   std::vector<float4> hp(npts), hn(npts);

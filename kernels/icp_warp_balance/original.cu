@@ -42,7 +42,7 @@ __global__ void icp_reduce(const float4* __restrict__ pts, const float4* __restr
 
 int main(int argc, char** argv) {
   gpa::Options opt = gpa::parse_args(argc, argv);
-  const int npts = 1 << 22;
+  const int npts = 1 << 23;
   const int grid = npts / kBlock;
   std::vector<float4> hp(npts), hn(npts);
   gpa::Lcg rng(11);

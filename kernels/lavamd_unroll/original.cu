@@ -30,7 +30,7 @@ __global__ void kernel_gpu_cuda(const float4* __restrict__ pos, const float* __r
 
 int main(int argc, char** argv) {
   gpa::Options opt = gpa::parse_args(argc, argv);
-  const int n = 1 << 20, nnbr = 32;
+  const int n = 1 << 18, nnbr = 256;
   const float a2 = 0.5f;
   std::vector<float4> pos(n);
   std::vector<float> q(n);
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     q[i] = rng.uniform(-1, 1);
   }
   for (int k = 0; k < nnbr; ++k)
-    for (int i = 0; i < n; ++i) nbr[size_t(k) * n + i] = int((i + (rng.next() % 4096) * 61) % n);
+    for (int i = 0; i < n; ++i) nbr[size_t(k) * n + i] = int((i + n - 64 + rng.next() % 128) % n);  // neighbours of nearby boxes
   float4* dpos = gpa::to_device(pos);
   float* dq = gpa::to_device(q);
   int* dnbr = gpa::to_device(nbr);

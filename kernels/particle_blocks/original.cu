@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   std::vector<float> px(nparticles), py(nparticles);
   gpa::Lcg rng(23);
   for (auto& v : img) v = uchar(rng.next() & 0xFF);
-  for (int i = 0; i < nparticles; ++i) px[i] = rng.uniform(0.f, w - 1.f), py[i] = rng.uniform(0.f, h - 1.f);
+  for (int i = 0; i < nparticles; ++i) px[i] = rng.uniform(492.f, 532.f), py[i] = rng.uniform(492.f, 532.f);  // around the object
   float* dpx = gpa::to_device(px);
   float* dpy = gpa::to_device(py);
   int* ddx = gpa::to_device(dx);

@@ -21,7 +21,7 @@ __global__ void fir_bank(float* out, float* in, float* coef, int n) {
 
 int main(int argc, char** argv) {
   gpa::Options opt = gpa::parse_args(argc, argv);
-  const int n = 1 << 24;
+  const int n = 1 << 25;
   std::vector<float> in(n + kTaps), coef(kTaps);
   gpa::Lcg rng(47);
   for (auto& v : in) v = rng.uniform(-1, 1);

@@ -44,7 +44,9 @@ export class StatusBar implements vscode.Disposable {
     const icon = ICONS[status.state] ?? "$(pulse)";
     const busy = status.state === "building" || status.state === "profiling" || status.state === "analysing";
     let text = `${icon} GPA: ${status.state === "untrusted" ? "restricted" : status.state}`;
-    if (!busy && status.state !== "error" && this.lastResult) {
+    if (status.state === "untrusted" && this.lastResult) {
+      text = `${icon} GPA: restricted | ${this.lastResult}`;
+    } else if (!busy && status.state !== "error" && this.lastResult) {
       text = `${icon} GPA: ${this.lastResult}${status.fromCache ? " (cached)" : ""}`;
     }
     this.item.text = text;
