@@ -65,6 +65,11 @@ CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
 need=()
 [ -n "$CHROMIUM" ] || need+=(chromium)
 command -v rg >/dev/null || need+=(ripgrep)
+# code-server's install builds a native module (kerberos) against these.
+if [ ! -x "$CACHE/code-server/node_modules/.bin/code-server" ]; then
+  command -v pkg-config >/dev/null || need+=(pkg-config)
+  [ -e /usr/include/krb5.h ] || [ -e /usr/include/krb5/krb5.h ] || need+=(libkrb5-dev)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
   CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
@@ -122,6 +127,11 @@ make_workspace() { # $1 = folder to create; prints the .cu file the driver opens
   if [ -n "$CASE" ]; then
     mkdir -p "$ws"
     (cd "$CASE" && tar --exclude=./build --exclude=./.gpa -cf - .) | (cd "$ws" && tar -xf -)
+    # kernels/<case> sources include ../common/: keep that path valid beside the copy.
+    if [ -d "$CASE/../common" ]; then
+      rm -rf "$(dirname "$ws")/common"
+      cp -r "$CASE/../common" "$(dirname "$ws")/common"
+    fi
     "$PYTHON" - "$ws" <<'PY'
 import sys, tomllib, pathlib
 ws = pathlib.Path(sys.argv[1])
@@ -232,8 +242,9 @@ PY
   [ "$up" = 1 ] || { tail -30 "$dir/code-server.log" >&2; log "code-server did not come up"; return 1; }
 
   local folder_q; folder_q="$("$PYTHON" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$ws")"
+  local cdp_port; cdp_port="$(free_port)"
   setsid "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
-    --user-data-dir="$dir/chromium" --window-size=1400,900 \
+    --user-data-dir="$dir/chromium" --window-size=1400,900 --remote-debugging-port="$cdp_port" \
     "http://127.0.0.1:$port/?folder=$folder_q" >"$dir/chromium.log" 2>&1 &
   CR_PID=$!
   local limit=$(( WAIT_S * 3 + 120 ))
@@ -243,6 +254,11 @@ PY
     kill -0 "$CR_PID" 2>/dev/null || { log "chromium exited"; break; }
     sleep 0.5
   done
+  # What a person would see at the end (the driver leaves the .cu in front).
+  if [ -s "$OUT/$mode.json" ]; then
+    node --experimental-websocket --no-warnings "$ROOT/scripts/vscode/screenshot.js" "$cdp_port" "$OUT/$mode.png" \
+      2>>"$dir/chromium.log" || log "$mode: no screenshot (see $dir/chromium.log)"
+  fi
   stop_all
   if [ ! -s "$OUT/$mode.json" ]; then
     tail -20 "$dir/code-server.log" >&2

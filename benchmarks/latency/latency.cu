@@ -339,9 +339,10 @@ int main(int argc, char** argv) {
     // splits the 64-bit addend off); the two partners are taken out with the IADD3/IMAD figures
     put(raw, "IMAD.WIDE_IADD3_X_chain", imadw);
     put(lat, "IMAD.WIDE", imadw - iadd3 - 0.5 * (iadd3 + imad));
-    // ISETP chain: per step one ISETP reading x, four ISETPs each reading the previous
-    // predicate, and a SEL reading the last one: 5 predicate latencies + 1 SEL (~ IADD3).
-    put(lat, "ISETP", (isetp_raw - iadd3) / 5.0);
+    // ISETP chain: ptxas folds the setp.ne into the first XOR, so a step is four ISETPs,
+    // each reading the previous one's predicate (the first reads SEL's register), and a
+    // SEL reading the last predicate: 4 predicate latencies + 1 SEL (~ IADD3).
+    put(lat, "ISETP", (isetp_raw - iadd3) / 4.0);
     put(lat, "FADD", fadd);
     put(lat, "FMUL", fmul);
     put(lat, "FFMA", ffma);

@@ -137,6 +137,11 @@ class GpaLanguageServer(LanguageServer):
         if not folder.trusted:
             self.status(folder, "untrusted", trust.ENABLE_HINT)
             self.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
+        elif folder.eff.error is None:
+            self.status(folder, "idle", "ready: saving a CUDA source builds, profiles and analyses it"
+                        if folder.config.server.run_on_save else "ready: run GPA: Profile now")
+        else:
+            self.status(folder, "error", folder.eff.error.message)
         loop = asyncio.get_running_loop()
         cached = await loop.run_in_executor(self.executor, cached_outcome, folder.config, folder.cache)
         if cached is not None and not cached.stale:

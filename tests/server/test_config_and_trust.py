@@ -114,3 +114,22 @@ async def test_build_errors_become_diagnostics(tmp_path):
         save_doc(client, root / "k.cu", KERNEL_OK)
         await wait_for(lambda: not [d for d in client.diagnostics.get(uri, []) if d.source == "nvcc"], 120,
                        "the nvcc diagnostics to clear")
+
+
+async def test_settings_change_is_re_read(tmp_path):
+    """VS Code: didChangeConfiguration is registered dynamically; new thresholds re-grade the advice."""
+    import shutil
+    from .conftest import WORKSPACE
+    root = tmp_path / "relax"
+    shutil.copytree(WORKSPACE, root, ignore=shutil.ignore_patterns("build", ".gpa"))
+    async with session(root, settings={}) as client:
+        uri = open_doc(client, root / "app.cu")
+        diags = await wait_for(lambda: client.diagnostics.get(uri), 60, "advice diagnostics")
+        assert any(r.method == "workspace/didChangeConfiguration" for r in client.registrations)
+        assert any(d.severity == types.DiagnosticSeverity.Warning for d in diags)
+        client.set_configuration({"gpa": {"advice": {"warning": 9.0, "information": 8.0}}}, scope_uri=from_fs_path(str(root)))
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        after = await wait_for(lambda: [d for d in client.diagnostics.get(uri, [])]
+                               if all(d.severity == types.DiagnosticSeverity.Hint for d in client.diagnostics.get(uri, []))
+                               else None, 20, "all advice to become hints")
+        assert len(after) == len(diags)

