@@ -9,7 +9,8 @@
 # extension and the e2e driver extension, then opens one workspace twice:
 # trusted and untrusted (Restricted Mode). The driver writes what it saw to
 # OUT_DIR/trusted.json and OUT_DIR/untrusted.json; tests/editors/
-# test_vscode_e2e.py asserts on them.
+# test_vscode_e2e.py asserts on them. OUT_DIR/<mode>.png is a screenshot of
+# the workbench at the end (DevTools protocol, scripts/vscode/screenshot.js).
 #
 # CASE_DIR: a kernels/<case> folder (its gpa.toml names a recorded bundle);
 # the workspace is a copy of it, so the quick fix never edits the repo.

@@ -207,6 +207,8 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
                 folder.runner.cancel()
         if ls.observer is not None:
             ls.observer.stop()
+        from .pipeline import shutdown_pool
+        shutdown_pool()
 
 
 def _hint() -> str:

@@ -14,8 +14,11 @@ from __future__ import annotations
 import asyncio
 import glob
 import importlib
+import multiprocessing
+import os
 import threading
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -88,8 +91,49 @@ class Stages:
         return self._get("collect", "gpa_lsp.profile.collect", "collect")(config, cancel=cancel, out=out)
 
     def do_advise(self, bundle: str, config: Config) -> Report:
-        return self._get("advise", "gpa_lsp.analysis.advisor", "advise_bundle")(
-            bundle, config=config, source_map=config.source_map)
+        if self.advise is None and analysis_pool() is not None:
+            try:
+                return analysis_pool().submit(_advise_in_worker, bundle, config).result()
+            except BrokenProcessPool:
+                _reset_pool()           # a crashed worker: analyse here this time, a fresh pool next time
+        return self._get("advise", "gpa_lsp.analysis.advisor", "advise_bundle")(bundle, config=config)
+
+
+def _advise_in_worker(bundle: str, config: Config) -> Report:
+    from gpa_lsp.analysis.advisor import advise_bundle
+    return advise_bundle(bundle, config=config)
+
+
+_POOL: ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def analysis_pool() -> ProcessPoolExecutor | None:
+    """One worker process for the analysis, so that it never holds the server's GIL.
+
+    The analysis is pure Python and takes hundreds of milliseconds on a real
+    profile; in a thread it would delay hovers and lenses by tens of ms.
+    GPA_LSP_ANALYSIS_PROCESS=0 keeps it in-process (debugging).
+    """
+    global _POOL
+    if os.environ.get("GPA_LSP_ANALYSIS_PROCESS", "1") == "0":
+        return None
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return _POOL
+
+
+def _reset_pool() -> None:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not None:
+            _POOL.shutdown(wait=False, cancel_futures=True)
+        _POOL = None
+
+
+def shutdown_pool() -> None:
+    _reset_pool()
 
 
 def _check(cancel: threading.Event) -> None:

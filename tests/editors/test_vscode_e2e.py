@@ -280,4 +280,9 @@ def test_line_heat_follows_the_samples(e2e, case):
     drawn = {d["line"]: d["level"] for d in heat["drawn"]}
     hottest = max(received, key=lambda entry: entry["share"])
     assert drawn[hottest["line"]] == 5
-    assert set(drawn) == {entry["line"] for entry in received}
+    # Every line with at least 2% of the hottest line's share is drawn, no other.
+    assert set(drawn) == {e["line"] for e in received if e["share"] >= 0.02 * hottest["share"]}
+    # Hotter lines are drawn at least as strongly.
+    by_share = sorted(received, key=lambda e: e["share"])
+    levels = [drawn[e["line"]] for e in by_share if e["line"] in drawn]
+    assert levels == sorted(levels)

@@ -23,7 +23,10 @@ from gpa_lsp.server.results import PathResolver
 from .conftest import nvcc_compiles
 from .lsp_session import open_doc, session, wait_for
 
-KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+import os
+
+# GPA_KERNELS_DIR: another kernels/ tree (e.g. one with freshly recorded bundles) to run the same checks on
+KERNELS = Path(os.environ.get("GPA_KERNELS_DIR") or Path(__file__).resolve().parents[2] / "kernels")
 
 
 def _cases() -> list:
@@ -68,13 +71,15 @@ async def test_case_in_the_editor(case, tmp_path):
         want_lens = {k.line - 1 for k in report.kernels if k.line and resolve(k.file) == source.resolve()}
         assert {l.range.start.line for l in lenses} == want_lens
         original = source.read_text()
+        compiled = []
         for d in diags:
             acts = await client.text_document_code_action_async(types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
                 context=types.CodeActionContext(diagnostics=[d])))
             for a in acts:
-                if not isinstance(a, types.CodeAction) or a.edit is None or not a.edit.changes:
-                    continue
+                if not isinstance(a, types.CodeAction) or a.edit is None or not a.edit.changes \
+                        or d not in (a.diagnostics or []):
+                    continue                      # another advice's fix on the same line
                 if uri not in a.edit.changes:
                     continue                      # fast_math edits gpa.toml: checked in test_actions
                 edited = apply_edits(original, a.edit.changes[uri])
@@ -83,3 +88,7 @@ async def test_case_in_the_editor(case, tmp_path):
                 out.write_text(edited)
                 ok, err = nvcc_compiles(out, tmp_path)
                 assert ok, f"{case} {d.code} ({a.title}): the edited source does not compile:\n{err}"
+                compiled.append(d.code)
+        # on the text the advisor saw, every source fix it describes is offered
+        source_fixes = [d.code for d in diags if d.data.get("fix") and d.data["fix"]["kind"] != "fast_math"]
+        assert sorted(compiled) == sorted(source_fixes)

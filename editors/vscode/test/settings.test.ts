@@ -50,7 +50,8 @@ test("server launch: command list, else python -m, else python3; untrusted folde
 
 test("heat levels grow with the share, the hottest line at the top level", () => {
   assert.equal(heatLevel(0.4, 0.4), LEVELS);
-  assert.equal(heatLevel(0.001, 0.4), 1);
+  assert.equal(heatLevel(0.01, 0.4), 1);
+  assert.equal(heatLevel(0.001, 0.4), 0); // under 2% of the hottest line: noise, not drawn
   assert.equal(heatLevel(0, 0.4), 0);
   assert.equal(heatLevel(0.2, 0.4), Math.ceil(LEVELS / 2));
   assert.ok(heatLevel(0.1, 0.4) < heatLevel(0.3, 0.4));
