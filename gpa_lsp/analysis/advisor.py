@@ -28,6 +28,10 @@ from .sources import LineReader, find_function, make_reader
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
 MAX_REGIONS = 5
 MAX_HOTSPOTS = 5
+TIE = 0.02                   # estimates closer than this (relative) are within the sampling noise
+# Generic optimizers whose match contains a more specific optimizer's (code reordering's latency
+# includes loop unrolling's; the memory throttle includes what coalescing explains).
+GENERIC = frozenset({"code_reordering", "memory_transaction_reduction"})
 
 
 def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
@@ -138,7 +142,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             if est < MIN_SPEEDUP:
                 continue
             advice.append(_advice(ctx, opt, m, est, path_map))
-    advice.sort(key=lambda a: (-a.estimated_speedup, a.optimizer))
+    advice = rank(advice)
     file, line = _kernel_line(ctx)
     by_cat: dict[str, int] = defaultdict(int)
     for p in ctx.pcs.values():
@@ -153,6 +157,26 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
         file=path_map(file) if file else None, line=line, launches=len(launches),
         duration_ns=int(sum(durations) / len(durations)) if durations else None,
         stall_breakdown=tuple(sorted(by_cat.items(), key=lambda kv: -kv[1])))
+
+
+def rank(advice: Sequence[Advice]) -> list[Advice]:
+    """Highest estimate first; within the sampling noise (``TIE``) specific advice before generic.
+
+    Why: GPA ranks the specific, mechanical fix over the generic one it is part of. Two estimates
+    within a few percent are not distinguishable from samples, and the generic optimizer's match
+    includes the specific one's samples, so its lead there says nothing about which fix is better.
+    """
+    out = sorted(advice, key=lambda a: (-a.estimated_speedup, a.optimizer))
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(out) - 1):
+            a, b = out[i], out[i + 1]
+            if a.optimizer in GENERIC and b.optimizer not in GENERIC \
+                    and a.estimated_speedup <= b.estimated_speedup * (1.0 + TIE):
+                out[i], out[i + 1] = b, a
+                changed = True
+    return out
 
 
 def limiter(ctx: KernelContext) -> str:

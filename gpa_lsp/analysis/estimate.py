@@ -94,6 +94,13 @@ def scoped_latency_hiding(total: float, scopes: Iterable[Scope]) -> tuple[float,
 
 
 # --- parallel optimizers (Eq. 6-10) ----------------------------------------------------------
+#
+# Why a per-warp probability: a sample's issued flag says whether the *scheduler* issued in that
+# cycle (any of its warps), so ``p = A / T`` is the scheduler's issue rate P(k) with k warps, not
+# the chance that one warp is ready. Eq. 8/9 need the latter: with k warps each ready with
+# probability q, P(k) = 1 - (1 - q)^k, hence q = 1 - (1 - p)^(1/k). Using p itself as q (as if
+# one warp were sampled per scheduler) overstates P at the current warp count when k > 1 and
+# makes every parallel estimate wrong by a factor that grows with k.
 
 
 def issue_probability(p: float, warps: float) -> float:
@@ -102,6 +109,13 @@ def issue_probability(p: float, warps: float) -> float:
     if warps <= 0:
         return 0.0
     return 1.0 - (1.0 - p) ** warps
+
+
+def warp_ready_probability(scheduler_rate: float, warps_per_scheduler: float) -> float:
+    """The q with ``P(k) = scheduler_rate``: one warp's chance to be ready in a cycle."""
+    r = min(max(scheduler_rate, 0.0), 1.0 - 1e-9)
+    k = max(warps_per_scheduler, 1.0)
+    return 1.0 - (1.0 - r) ** (1.0 / k)
 
 
 def thread_balance(threads_per_block: int) -> float:
@@ -113,36 +127,56 @@ def thread_balance(threads_per_block: int) -> float:
 
 def thread_increase(active_warps: float, issued_ratio: float, threads_per_block: int, *,
                     schedulers: int = 4, max_warps: int = 64) -> float:
-    """Eq. 6-10 for Thread Increase: more warps per scheduler raise its issue probability."""
+    """Eq. 6-10 for Thread Increase: more warps per scheduler raise its issue probability.
+
+    ``issued_ratio`` is the scheduler issue rate measured with ``active_warps / schedulers``
+    warps each; the same warps' ready probability q then gives P at ``max_warps``.
+    Fuller warps (``tb``) do the same work in fewer warp instructions.
+    """
     w = max(active_warps, 0.0)
     tb = thread_balance(threads_per_block)
     if w <= 0:
         return 1.0
     if w < schedulers:
         return max(1.0, (schedulers / w) * tb)
-    now = issue_probability(issued_ratio, w / schedulers)
-    best = issue_probability(issued_ratio, max_warps / schedulers)
+    k = w / schedulers
+    q = warp_ready_probability(issued_ratio, k)
+    now = issue_probability(q, k)
+    best = issue_probability(q, max_warps / schedulers)
     if now <= 0:
         return 1.0
     return max(1.0, best / now * tb)
 
 
 def block_increase(active_warps: float, issued_ratio: float, shares: Mapping[str, float], *,
-                   schedulers: int = 4) -> float:
+                   schedulers: int = 4, total_warps: float | None = None,
+                   sm_count: int | None = None) -> float:
     """Eq. 10 for Block Increase (grid smaller than the SM count).
 
-    ``speedup = 1 / ((S/W) * (P(W/S)/p) * (1 - r_mthr - r_nsel - r_pipe))``: spreading
-    the same warps over more SMs leaves fewer warps per scheduler, which removes
-    the throttle, not-selected and pipe stalls that crowding caused.
+    The busiest scheduler holds ``k = W/S`` warps and issues at ``P(k)``; its time is
+    ``k / P(k)`` (work per warp fixed). Spreading the same ``total_warps`` over all
+    ``sm_count`` SMs leaves ``k' = total_warps / (sm_count * S)`` warps per scheduler
+    (at least one), time ``k' / P(k')``. The not-selected and pipe stalls that crowding
+    caused are already in P (fewer warps compete), so they are not subtracted again.
+    Memory-throttle samples are different: the memory system behind the SMs is shared,
+    so that share of the time does not shrink when more SMs join (Amdahl on ``r_mthr``).
+    Without ``total_warps``/``sm_count`` the target is one warp per scheduler (the paper's case).
     """
     w = max(active_warps, 0.0)
     p = min(max(issued_ratio, 0.0), 1.0)
     if w <= 0 or p <= 0:
         return 1.0
-    crowd = shares.get("memory_throttle", 0.0) + shares.get("not_selected", 0.0) + shares.get("pipe_busy", 0.0)
-    free = max(1e-9, 1.0 - crowd)
-    per_sched = w / schedulers
-    denom = (schedulers / w) * (issue_probability(p, per_sched) / p) * free
-    if denom <= 0:
+    k = max(w / schedulers, 1e-9)
+    q = warp_ready_probability(p, k)
+    if total_warps and sm_count:
+        k_new = max(1.0, total_warps / (sm_count * schedulers))
+    else:
+        k_new = 1.0
+    k_new = min(k_new, k)
+    now = k / issue_probability(q, k)
+    new = k_new / issue_probability(q, k_new)
+    if new <= 0:
         return 1.0
-    return max(1.0, 1.0 / denom)
+    s = now / new
+    r = min(max(shares.get("memory_throttle", 0.0), 0.0), 1.0)
+    return max(1.0, 1.0 / (r + (1.0 - r) / s))

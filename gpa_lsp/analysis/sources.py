@@ -216,3 +216,108 @@ def is_written(lines: list[str], name: str, first: int, last: int) -> bool:
         if store.search(ln) or atomic.search(ln):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class SourceLoop:
+    line: int                 # 1-based line of the ``for``/``while``/``do`` keyword
+    first: int                # body: first and last line (inclusive)
+    last: int
+    pragma: str | None        # text of a ``#pragma unroll...`` right above, if any
+
+
+_LOOP_KW = re.compile(r"\b(for|while|do)\b")
+
+
+def source_loops(lines: list[str]) -> list[SourceLoop]:
+    """Loops of a C/C++ file, found by keyword and brace/parenthesis matching (comments skipped).
+
+    Good enough for finding which loop a line belongs to; not a parser: a
+    ``while`` that closes a ``do`` is not reported twice because its body is empty.
+    """
+    text_lines = ["".join(ch if m else " " for ch, m in zip(ln, _code_mask(ln))) for ln in lines]
+    out: list[SourceLoop] = []
+    n = len(text_lines)
+    for no, ln in enumerate(text_lines, 1):
+        for m in _LOOP_KW.finditer(ln):
+            kw = m.group(1)
+            r, c = no, m.end()
+            if kw != "do":
+                end = _match_close(text_lines, r, c, "(", ")")
+                if end is None:
+                    continue
+                r, c = end
+            body = _statement_end(text_lines, r, c)
+            if body is None:
+                continue
+            (br, bc), (er, ec) = body
+            if kw == "while" and br == er and text_lines[br - 1][bc:ec + 1].strip() in (";", ""):
+                continue  # the tail of a do-while
+            pragma = None
+            k = no - 1
+            while k >= 1 and not text_lines[k - 1].strip() and lines[k - 1].strip().startswith("//"):
+                k -= 1
+            if k >= 1 and re.match(r"\s*#\s*pragma\s+unroll", lines[k - 1]):
+                pragma = lines[k - 1].strip()
+            out.append(SourceLoop(no, br, er, pragma))
+    return out
+
+
+def _match_close(lines, r, c, op, cl):
+    """(row, col) just after the bracket closing the first ``op`` at/after (r, c)."""
+    depth = 0
+    started = False
+    while r <= len(lines):
+        ln = lines[r - 1]
+        while c < len(ln):
+            ch = ln[c]
+            if ch == op:
+                depth += 1
+                started = True
+            elif ch == cl and started:
+                depth -= 1
+                if depth == 0:
+                    return r, c + 1
+            elif not started and not ch.isspace():
+                return None
+            c += 1
+        r, c = r + 1, 0
+    return None
+
+
+def _statement_end(lines, r, c):
+    """((row, col) of the body's first character, (row, col) of its last) of the statement at (r, c)."""
+    while r <= len(lines):
+        ln = lines[r - 1]
+        while c < len(ln) and ln[c].isspace():
+            c += 1
+        if c < len(ln):
+            break
+        r, c = r + 1, 0
+    else:
+        return None
+    start = (r, c)
+    if lines[r - 1][c] == "{":
+        end = _match_close(lines, r, c, "{", "}")
+        return (start, (end[0], end[1] - 1)) if end else None
+    # a single statement (possibly a nested loop or if): ends at the first ';' at depth 0
+    depth = 0
+    while r <= len(lines):
+        ln = lines[r - 1]
+        while c < len(ln):
+            ch = ln[c]
+            if ch in "({[":
+                depth += 1
+            elif ch in ")}]":
+                depth -= 1
+            elif ch == ";" and depth == 0:
+                return start, (r, c)
+            c += 1
+        r, c = r + 1, 0
+    return None
+
+
+def loops_around(lines: list[str], line: int) -> list[SourceLoop]:
+    """Source loops whose body holds ``line`` (or whose header is on it), outermost first."""
+    got = [lp for lp in source_loops(lines) if lp.line <= line <= lp.last]
+    return sorted(got, key=lambda lp: (lp.line, -lp.last))

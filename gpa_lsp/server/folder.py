@@ -25,7 +25,8 @@ class Folder:
     analysis: Analysis | None = None
     compiler: tuple[CompilerDiagnostic, ...] = ()
     error: GpaError | None = None
-    runner: Runner | None = None
+    runner: Runner | None = None                      # build -> profile -> analyse (saves, "Profile now")
+    replayer: Runner | None = None                    # analyse the recorded bundle only
     published: set[str] = field(default_factory=set)   # URIs we have put diagnostics on
     told: set[str] = field(default_factory=set)        # one-time messages already shown
     state: str = "idle"

@@ -58,6 +58,11 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
             if folder.analysis is None and folder.config.bundle_path and old.bundle_path != folder.config.bundle_path:
                 await ls.start_folder(folder)
 
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
+        for change in params.changes:
+            ls.on_disk_change(_path(change.uri))   # the editor's file watcher; watchdog may see it too
+
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         ls.tracker.opened(params.text_document.uri, params.text_document.text)

@@ -22,9 +22,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from ..analysis.model import to_json
 from ..errors import BundleError, GpaError, HarnessError, ProfilingError
-from . import actions, diagnostics, hover, lenses, report as report_md, trust
+from . import diagnostics, trust
 from .cache import ResultCache, is_source
 from .config_merge import config_file_of, effective_config, plain
 from .folder import Folder
@@ -151,10 +150,19 @@ class GpaLanguageServer(LanguageServer):
             await self.on_outcome(folder, cached)
         if folder.config.bundle_path:
             # show the recorded results now; profiling waits for a save or "Profile now"
-            replay = Runner(lambda cancel: self._job(folder, cancel, False),
-                            lambda outcome: self.on_outcome(folder, outcome), self.executor)
-            replay.request(0)
-            folder.startup_runner = replay  # type: ignore[attr-defined]
+            self.replay(folder)
+
+    def _replays(self, folder: Folder) -> bool:
+        """Whether a run of this folder would only replay its recorded bundle."""
+        return (not folder.trusted or folder.config.profile.collector == "replay"
+                or not self.stages.has_gpu() or folder.analysis is None)
+
+    def replay(self, folder: Folder, delay_ms: int = 0) -> None:
+        """Analyse the configured bundle (no build, no harness), whatever the trust."""
+        if folder.replayer is None:
+            folder.replayer = Runner(lambda cancel: self._job(folder, cancel, False),
+                                     lambda outcome: self.on_outcome(folder, outcome), self.executor)
+        folder.replayer.request(delay_ms)
 
     def _job(self, folder: Folder, cancel: threading.Event, profile: bool) -> Outcome:
         loop = self._loop
@@ -295,7 +303,6 @@ class GpaLanguageServer(LanguageServer):
 
     def _run_error_diagnostic(self, err: GpaError, path: Path) -> types.Diagnostic:
         text = "\n".join(self.lines_of(path))
-        pyproject = path.name == "pyproject.toml"
         if isinstance(err, HarnessError):
             where = ("harness", "command")
         elif isinstance(err, ProfilingError):
@@ -309,7 +316,6 @@ class GpaLanguageServer(LanguageServer):
             line0 = diagnostics.find_key_line(text, where[0], None)
         if line0 is None:
             line0 = 0
-        del pyproject
         return diagnostics.run_error_diagnostic(err, line0, self._line(path, line0))
 
     def file_is_stale(self, folder: Folder, path: Path) -> bool:
@@ -353,18 +359,18 @@ class GpaLanguageServer(LanguageServer):
             folder.published.add(uri)
 
     def line_heat(self, folder: Folder, path: Path) -> dict[str, Any]:
+        """Per line: samples, and the share of its kernel's samples (the largest, for a line in several kernels)."""
         uri = from_fs_path(str(path))
         a = folder.analysis
         view = a.view(path) if a else None
-        rep = a.report if a else None
-        total = (rep.total_samples or sum(k.samples for k in rep.kernels)) if rep else 0
         lines = []
-        if view is not None and total:
+        if view is not None:
             for line, items in sorted(view.lines.items()):
                 n = sum(s.samples for _, s in items)
+                share = max((s.samples / k.samples for k, s in items if k.samples), default=0.0)
                 cur = self.tracker.current(uri, line - 1)
                 if n and cur is not None:
-                    lines.append({"line": cur, "share": n / total, "samples": n})
+                    lines.append({"line": cur, "share": min(1.0, share), "samples": n})
         return {"uri": uri, "lines": lines}
 
     def publish_line_heat(self, folder: Folder) -> None:
@@ -390,7 +396,7 @@ class GpaLanguageServer(LanguageServer):
                 for p in (getattr(event, "src_path", None), getattr(event, "dest_path", None)):
                     if p and not getattr(event, "is_directory", False):
                         name = Path(str(p)).name
-                        if is_source(str(p)) or name in ("gpa.toml", "pyproject.toml"):
+                        if is_source(str(p)) or name in ("gpa.toml", "pyproject.toml") or name.endswith(".gpabundle"):
                             loop.call_soon_threadsafe(server.on_disk_change, Path(str(p)))
 
         self.observer = Observer()
@@ -405,6 +411,11 @@ class GpaLanguageServer(LanguageServer):
     def on_disk_change(self, path: Path) -> None:
         folder = self.folder_of(path)
         if folder is None:
+            return
+        if path.name.endswith(".gpabundle"):
+            bundle = folder.config.bundle_path
+            if bundle and Path(bundle).resolve() == path.resolve() and path.is_file() and self._replays(folder):
+                self.replay(folder)    # a newly recorded (or pulled) bundle: show it
             return
         if path.name in ("gpa.toml", "pyproject.toml") and path.parent.resolve() == folder.root:
             old = folder.config

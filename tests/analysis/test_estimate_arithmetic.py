@@ -6,6 +6,7 @@ import pytest
 
 from gpa_lsp.analysis.blame import apportion
 from gpa_lsp.analysis.estimate import (Scope, block_increase, issue_probability, latency_hiding,
+                                       warp_ready_probability,
                                        scoped_latency_hiding, stall_elimination, thread_balance,
                                        thread_increase)
 from gpa_lsp.analysis.occupancy import occupancy
@@ -54,17 +55,26 @@ def test_arithmetic_eq8_issue_probability():
 def test_arithmetic_eq10_thread_increase():
     # W = 2 warps per SM < S = 4 schedulers: (S/W) * tb = 2 * (32/16) = 4
     assert thread_increase(2, 0.3, 16) == pytest.approx(4.0)
-    # W = 16 (4 per scheduler), p = 0.1, 256 threads: P(16)/P(4)
-    expect = (1 - 0.9 ** 16) / (1 - 0.9 ** 4)
+    # W = 16 (4 per scheduler), scheduler issue rate 0.1 = P(4): one warp is ready with
+    # q = 1 - 0.9^(1/4); at 64 warps (16 per scheduler) P = 1 - (1-q)^16 = 1 - 0.9^4
+    expect = (1 - 0.9 ** 4) / 0.1
     assert thread_increase(16, 0.1, 256) == pytest.approx(expect)
+    assert warp_ready_probability(1 - 0.9 ** 4, 4) == pytest.approx(0.1)
 
 
 def test_arithmetic_eq10_block_increase():
-    # W = 8, S = 4, p = 0.25, r = 0.1 + 0.05 + 0.05: 1 / ((4/8) * (P(2)/p) * 0.8)
-    p2 = 1 - 0.75 ** 2
-    expect = 1 / ((4 / 8) * (p2 / 0.25) * 0.8)
-    got = block_increase(8, 0.25, {"memory_throttle": 0.1, "not_selected": 0.05, "pipe_busy": 0.05})
-    assert got == pytest.approx(max(1.0, expect))
+    # W = 32 (k = 8 per scheduler), scheduler rate p = P(8) = 1 - 0.5^8 (q = 0.5);
+    # 64 blocks x 32 warps over 132 SMs x 4 schedulers: k' = 2048 / 528 per scheduler
+    k2 = 2048 / 528
+    s = (8 / (1 - 0.5 ** 8)) / (k2 / (1 - 0.5 ** k2))
+    got = block_increase(32, 1 - 0.5 ** 8, {}, total_warps=2048, sm_count=132)
+    assert got == pytest.approx(s)
+    # a memory-throttle share does not shrink with more SMs: Amdahl on r_mthr = 0.2
+    got = block_increase(32, 1 - 0.5 ** 8, {"memory_throttle": 0.2, "not_selected": 0.3}, total_warps=2048,
+                         sm_count=132)
+    assert got == pytest.approx(1 / (0.2 + 0.8 / s))
+    # no target given: one warp per scheduler (the paper's case)
+    assert block_increase(8, 0.75, {}) == pytest.approx((2 / 0.75) / (1 / (1 - 0.5)))
 
 
 def test_arithmetic_occupancy_limits():

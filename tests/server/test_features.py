@@ -130,6 +130,7 @@ async def test_line_heat_and_report(recorded_ws):
         hottest = max(heat, key=lambda l: l["share"])
         stats = max((ls for k in report.kernels for ls in k.lines), key=lambda ls: ls.samples)
         assert hottest["line"] == stats.line - 1 and hottest["samples"] == stats.samples
+        assert abs(hottest["share"] - stats.samples / report.kernels[0].samples) < 1e-9   # of the kernel's samples
         assert all(0 < l["share"] <= 1 for l in heat)
         res = await client.workspace_execute_command_async(types.ExecuteCommandParams(
             command="gpa.report", arguments=[from_fs_path(str(recorded_ws))]))
@@ -149,3 +150,19 @@ async def test_restart_shows_cached_result_at_once(recorded_ws, tmp_path):
         again = await wait_for(lambda: client.diagnostics.get(uri), 30, "cached diagnostics")
         assert [(d.range.start.line, d.code) for d in again] == [(d.range.start.line, d.code) for d in first]
         await wait_for(lambda: any(s.get("fromCache") for s in client.status), 10, "a status marked fromCache")
+
+
+async def test_a_bundle_that_arrives_later_is_shown(recorded_ws):
+    bundle = recorded_ws / "recorded" / "cupti.gpabundle"
+    data = bundle.read_bytes()
+    bundle.unlink()
+    cfg_uri = from_fs_path(str(recorded_ws / "gpa.toml"))
+    async with session(recorded_ws) as client:
+        uri = open_doc(client, recorded_ws / "app.cu")
+        diags = await wait_for(lambda: client.diagnostics.get(cfg_uri), 30, "the missing-bundle diagnostic")
+        assert "does not exist" in diags[0].message
+        assert diags[0].range.start.line == next(i for i, l in enumerate((recorded_ws / "gpa.toml").read_text()
+                                                                         .splitlines()) if l.startswith("bundle"))
+        bundle.write_bytes(data)                  # e.g. `git pull` brings the recorded bundle
+        await wait_for(lambda: client.diagnostics.get(uri), 30, "advice from the new bundle")
+        await wait_for(lambda: not client.diagnostics.get(cfg_uri), 10, "the missing-bundle diagnostic to clear")

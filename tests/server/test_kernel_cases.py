@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 
 from gpa_lsp.analysis.advisor import advise_bundle
-from gpa_lsp.config import load
+from gpa_lsp.config import from_mapping, load
 from gpa_lsp.server.actions import apply_edits
 from gpa_lsp.server.results import PathResolver
 
@@ -48,14 +48,18 @@ def _copy_case(tmp_path: Path, case: str) -> Path:
 @pytest.mark.parametrize("case", _cases())
 async def test_case_in_the_editor(case, tmp_path):
     ws = _copy_case(tmp_path, case)
-    cfg = load(ws)
+    # the bundle names the sources by the recording checkout's paths, which exist here and may be
+    # edited meanwhile: map them to this copy, for the advisor here and for the server alike
+    recorded_root = str((KERNELS / case).resolve())
+    settings = {"paths": {"sourceMap": {recorded_root: "."}}}
+    cfg = from_mapping({"paths": {"source_map": {recorded_root: "."}}}, base=load(ws))
     report = advise_bundle(cfg.bundle_path, config=cfg)
     resolve = PathResolver(ws)
     source = ws / cfg.build.sources[0]
     want = sorted((a.location.line - 1, a.optimizer) for k in report.kernels for a in k.advice
                   if a.location and resolve(a.location.file) == source.resolve())
     stats = [ls for k in report.kernels for ls in k.lines if resolve(ls.file) == source.resolve()]
-    async with session(ws) as client:
+    async with session(ws, settings=settings) as client:
         uri = open_doc(client, source)
         await wait_for(lambda: any(s["state"] == "untrusted" and s.get("result") for s in client.status), 120,
                        "the replayed analysis")

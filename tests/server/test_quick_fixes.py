@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from gpa_lsp.server.actions import apply_edits
 

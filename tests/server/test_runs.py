@@ -96,6 +96,7 @@ async def test_second_save_cancels_the_run_and_kills_its_processes(tmp_path):
         assert not client.diagnostics.get(from_fs_path(str(root / "gpa.toml")))
         # the user's cancel (gpa.cancel) stops the second one too
         res = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="gpa.cancel"))
+        assert (res["cancelled"] if isinstance(res, dict) else res.cancelled) is True
         assert await wait_for(lambda: gone(second), 10, "the second harness to be killed")
         await wait_for(lambda: states(client)[-1] == "idle", 10, "the idle status")
         assert "cancelled" in client.status[-1]["message"]

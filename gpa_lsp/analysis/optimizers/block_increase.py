@@ -1,4 +1,10 @@
-"""Block Increase: fewer blocks than SMs leaves SMs idle (parallel estimator, Eq. 6-10)."""
+"""Block Increase: fewer blocks than SMs leaves SMs idle (parallel estimator, Eq. 6-10).
+
+Why no "idle SMs" floor: the work of the busy SMs does not speed up by
+``sm_count / blocks``, because each busy scheduler already overlaps its many
+warps. The estimate is the busiest scheduler's time ``k / P(k)`` before and
+after the same warps are spread over every SM (see estimate.block_increase).
+"""
 
 from __future__ import annotations
 
@@ -26,10 +32,10 @@ class BlockIncrease(Optimizer):
         occ = ctx.occupancy
         shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         p = ctx.active / ctx.total if ctx.total else 0.0
-        est = block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm)
-        # idle SMs: the work of one block per busy SM spreads over all of them
-        idle = ctx.device.sm_count / max(1, ctx.launch.blocks)
-        return max(est, 1.0) if idle < 2 else max(est, min(idle, ctx.launch.threads_per_block / 128))
+        L = ctx.launch
+        total_warps = L.blocks * occ.warps_per_block
+        return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
+                              total_warps=total_warps, sm_count=ctx.device.sm_count)
 
     def fix(self, ctx, match: Match) -> Fix | None:
         return block_size_fix(ctx, smaller=True)

@@ -1,15 +1,55 @@
-"""Fast Math: stalls inside the CUDA math library's slow paths (precise division, sin/cos, pow...)."""
+"""Fast Math: time in the CUDA math library's precise single-precision paths.
+
+Where that code is in the SASS (CUDA 13, sm_90):
+
+* rare slow paths that nvcc keeps out of line, as non-entry functions named
+  ``$__internal_<n>_$__cuda_sm3x_div_rn_...``-like or ``__nv_...``, or code
+  whose line info points into the CUDA headers: matched as before;
+* the common paths of ``powf``, ``expf``, ``sinf``... are *inlined* into the
+  caller. With ``-lineinfo`` libdevice code carries no inline chain: all of
+  its instructions (range reduction, the extra-precision logarithm of
+  ``powf``, the Payne-Hanek branch of ``sinf``) are attributed to the
+  calling source line. A line that calls ``powf, expf, sinf`` compiles to
+  ~230 instructions where the intrinsics take 7.
+
+So for a source line that calls precise float math functions with a fast
+counterpart, the samples of its instructions are library work, except for
+what the intrinsics still cost. With n the line's instructions seen issuing
+and k the summed instruction counts of the intrinsics (``__sinf``: FMUL.RZ +
+MUFU.SIN, ``__powf``: MUFU.LG2 + FMUL + MUFU.EX2, ...), each sample on the
+line is matched with weight max(0, 1 - k/n): a line built with
+--use_fast_math already has n ~ k and matches nothing.
+
+Only arithmetic work is the library's: memory-dependency, memory-throttle and
+synchronization samples, and anything blamed on or sampled at a memory
+instruction, belong to the caller's loads and stores that share the line (or,
+for ``drain``, to warps exiting: the PC sampled after ``EXIT`` can be the
+first instruction of the out-of-line slow path placed after the kernel), so
+they are never matched, and n counts the line's non-memory instructions.
+
+Estimator: stall elimination (Eq. 2). GPA does not apply fast math when
+fetch stalls dominate (the slow path is then Function Split's business);
+that guard is kept.
+"""
 
 from __future__ import annotations
 
 import re
 
 from ..model import Fix
+from ..sources import _code_mask
 from .base import Match, Optimizer, match_edges
 
 _MATH_FN = re.compile(r"internal|__cuda_sm\d+x?_|__nv_|slowpath|rcp_|div_rn|sqrt_rn|trig_reduction", re.I)
 _MATH_HEADER = re.compile(r"(math_functions|device_functions|crt/|cuda_fp|sm_\d+_intrinsics)", re.I)
 
+# precise float functions -> SASS instructions of the fast intrinsic that --use_fast_math substitutes
+FAST_COST = {
+    "sinf": 2, "cosf": 2, "sincosf": 3, "tanf": 5, "sinpif": 3, "cospif": 3,
+    "expf": 2, "exp2f": 2, "exp10f": 2, "logf": 2, "log2f": 2, "log10f": 2,
+    "powf": 3, "sqrtf": 2,
+}
+_CALL = re.compile(r"(?<![\w.:])(?:std::)?(" + "|".join(sorted(FAST_COST, key=len, reverse=True)) + r")\s*\(")
 
 _FN_CACHE: dict[str, bool] = {}
 _FILE_CACHE: dict[str, bool] = {}
@@ -31,19 +71,72 @@ def in_math_library(site) -> bool:
     return hit
 
 
+_NOT_LIBRARY = frozenset({"memory_dependency", "memory_throttle", "synchronization"})
+
+
+def _is_memory(ins) -> bool:
+    sp = ins.memory.space if ins.memory is not None else None
+    return sp is not None and sp != "constant"
+
+
+def math_calls(text: str) -> list[str]:
+    """Precise float math functions called on a source line (comments and strings ignored)."""
+    mask = _code_mask(text)
+    return [m.group(1) for m in _CALL.finditer(text) if mask[m.start(1)]]
+
+
+def library_weights(ctx) -> dict[tuple[str, int], float]:
+    """(file, line) -> share of the line's samples that the intrinsics would remove."""
+    got = ctx.memo.get("fast_math_lines")
+    if got is not None:
+        return got
+    executed: dict[tuple[str, int], int] = {}
+    for off, pc in ctx.pcs.items():
+        site = ctx.site(off)
+        loc = site.instruction.loc if site else None
+        if loc is None or pc.issued <= 0 or _is_memory(site.instruction):
+            continue
+        executed[(loc.file, loc.line)] = executed.get((loc.file, loc.line), 0) + 1
+    out: dict[tuple[str, int], float] = {}
+    for (file, line), n in executed.items():
+        lines = ctx.reader(file)
+        if not lines or not 1 <= line <= len(lines):
+            continue
+        calls = math_calls(lines[line - 1])
+        if not calls:
+            continue
+        k = sum(FAST_COST[c] for c in calls)
+        if n > k:
+            out[(file, line)] = 1.0 - k / n
+    ctx.memo["fast_math_lines"] = out
+    return out
+
+
 class FastMath(Optimizer):
     id = "fast_math"
     title = "Fast Math"
-    suggestion = ("Time goes to precise math library paths (IEEE division, sqrt, sin/cos range reduction). "
-                  "Build with --use_fast_math or call the intrinsics (__fdividef, __sinf, __expf) where the "
-                  "precision allows.")
+    suggestion = ("Time goes to precise math library code (powf/expf/sinf range reduction and extra-precision "
+                  "paths, IEEE division, sqrt). Build with --use_fast_math or call the intrinsics (__powf, "
+                  "__expf, __sinf, __fdividef) where the precision allows.")
 
     def match(self, ctx) -> Match | None:
         if ctx.share("instruction_fetch") > 0.2:
             return None  # GPA: fetch-bound slow paths are Function Split's business
+        weights = library_weights(ctx)
+
         def keep(e):
+            if e.reason in _NOT_LIBRARY:
+                return False
             site = ctx.site(e.use)
-            return site is not None and in_math_library(site)
+            if site is None or _is_memory(site.instruction):
+                return False
+            d = ctx.site(e.def_)
+            if d is None or _is_memory(d.instruction):
+                return False
+            if in_math_library(site):
+                return True
+            loc = site.instruction.loc
+            return weights.get((loc.file, loc.line), 0.0) if loc is not None else False
         return match_edges(ctx.edges, keep)
 
     def fix(self, ctx, match) -> Fix | None:

@@ -1,8 +1,13 @@
-"""Function Split: instruction-fetch stalls inside inlined functions (the code is too large)."""
+"""Function Split: instruction-fetch stalls inside inlined functions (the code is too large).
+
+Estimated like Loop No-Unroll: stall elimination of the fetch stalls that are
+latency samples (the scheduler idled), see ``loop_no_unroll.fetch_stall_elimination``.
+"""
 
 from __future__ import annotations
 
 from .base import Match, Optimizer, match_edges
+from .loop_no_unroll import fetch_stall_elimination
 
 
 class FunctionSplit(Optimizer):
@@ -10,6 +15,10 @@ class FunctionSplit(Optimizer):
     title = "Function Split"
     suggestion = ("Instruction fetch stalls fall in inlined code: the kernel is larger than the instruction "
                   "cache holds. Keep rarely taken paths out of line (__noinline__) or split the kernel.")
+
+    def estimate(self, ctx, match: Match) -> float:
+        """Eq. 2 on the matched *latency* samples: see ``fetch_stall_elimination``."""
+        return fetch_stall_elimination(ctx, match)
 
     def match(self, ctx) -> Match | None:
         def keep(e):

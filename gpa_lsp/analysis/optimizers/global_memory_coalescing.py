@@ -1,8 +1,24 @@
-"""Global Memory Coalescing: memory stalls blamed on loads that fetch more sectors than they use."""
+"""Global Memory Coalescing: memory samples caused by accesses that fetch more sectors than they use.
+
+Why the match is wider than the blamed memory-dependency stalls: an uncoalesced
+access costs time in three places, and each scales with the sectors it moves.
+(1) Its consumers wait on it (memory-dependency stalls blamed on it). (2) It
+waits itself to enter the memory pipeline (lg/mio throttle samples *at* the
+load or store: the LSU queue is full of its own excess requests). (3) Its
+stores must drain before the warp exits: ``drain`` samples sit on the
+instruction after EXIT, so they are shared over the kernel's global stores in
+proportion to their sectors. Coalescing keeps only ``ideal/sectors`` of those
+transfers, so the matched samples are each part times ``1 - ideal/sectors``
+(GPA: stall elimination of blame x (1 - efficiency)).
+"""
 
 from __future__ import annotations
 
-from .base import Match, Optimizer, match_edges
+from ..blame import BlameEdge
+from .base import Match, Optimizer
+
+MEMORY_REASONS = ("memory_dependency", "memory_throttle", "pipe_busy")
+DRAIN = "drain"
 
 
 def excess(pc) -> float:
@@ -10,6 +26,39 @@ def excess(pc) -> float:
     if pc is None or not pc.sectors or pc.ideal_sectors is None:
         return 0.0
     return max(0.0, 1.0 - pc.ideal_sectors / pc.sectors)
+
+
+def _is_store(ctx, offset: int) -> bool:
+    site = ctx.site(offset)
+    if site is None:
+        return False
+    op = site.instruction.opcode.split(".")[0]
+    return op in ("STG", "ST", "RED", "ATOM", "ATOMG")
+
+
+def drain_edges(ctx) -> list[BlameEdge]:
+    """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
+    if "coalescing_drain" in ctx.memo:
+        return ctx.memo["coalescing_drain"]
+    drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()]
+    drains = [d for d in drains if d[1] > 0]
+    stores = [(o, p.sectors) for o, p in ctx.pcs.items() if p.sectors and _is_store(ctx, o)]
+    out: list[BlameEdge] = []
+    total_sectors = sum(s for _, s in stores)
+    if drains and total_sectors:
+        for use, n, lat in drains:
+            for st, sec in stores:
+                w = sec / total_sectors
+                out.append(BlameEdge(st, use, "memory_throttle", "global_memory", n * w, lat * w, 0))
+    ctx.memo["coalescing_drain"] = out
+    return out
+
+
+def coalescing_weight(ctx, e: BlameEdge) -> float:
+    """The share of edge ``e`` that coalescing its def would remove (0 when the def is coalesced)."""
+    if e.reason not in MEMORY_REASONS:
+        return 0.0
+    return excess(ctx.pcs.get(e.def_))
 
 
 class GlobalMemoryCoalescing(Optimizer):
@@ -20,5 +69,14 @@ class GlobalMemoryCoalescing(Optimizer):
                   "or stage through shared memory.")
 
     def match(self, ctx) -> Match | None:
-        pcs = ctx.pcs
-        return match_edges(ctx.edges, lambda e: excess(pcs.get(e.def_)) if e.category == "global_memory" else False)
+        out = []
+        for e in list(ctx.edges) + drain_edges(ctx):
+            if e.reason == "memory_throttle" and e.category == "self" and ctx.pcs.get(e.def_) is not None \
+                    and DRAIN in ctx.pcs[e.def_].stall_dict() and not ctx.pcs[e.def_].sectors:
+                continue  # raw drain samples: counted through drain_edges on the stores
+            w = coalescing_weight(ctx, e)
+            if w > 0:
+                out.append(e._replace(stall=e.stall * w, latency=e.latency * w))
+        if not out:
+            return None
+        return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))

@@ -1,9 +1,17 @@
-"""Local Array: stalls blamed on loads from a dynamically indexed local (stack) array."""
+"""Local Array: the cost of a dynamically indexed per-thread array kept in local memory.
+
+Indexed with a run-time value, the array cannot live in registers; every
+access is an ``LDL``/``STL``. As for spills (see ``register_reuse``), the fix
+removes those instructions, so the match is every sample they cost: stalls
+blamed on the loads (RAW) and stores (WAR), and the accesses' own samples
+(LG-queue throttle, issue). Local accesses that nvdisasm marks as spills are
+Register Reuse's.
+"""
 
 from __future__ import annotations
 
-from .base import Match, Optimizer, match_edges
-from .register_reuse import is_spill
+from .base import Match, Optimizer
+from .register_reuse import local_cost
 
 
 class LocalArray(Optimizer):
@@ -14,7 +22,4 @@ class LocalArray(Optimizer):
                   "shared memory or registers through warp shuffles.")
 
     def match(self, ctx) -> Match | None:
-        def keep(e):
-            site = ctx.site(e.def_)
-            return e.category == "local_memory" and site is not None and not is_spill(site.instruction)
-        return match_edges(ctx.edges, keep)
+        return local_cost(ctx, spill=False)

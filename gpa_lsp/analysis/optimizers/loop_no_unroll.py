@@ -1,22 +1,90 @@
-"""Loop No-Unroll: instruction-fetch stalls in loops whose unrolled body overflows the instruction cache."""
+"""Loop No-Unroll: instruction-fetch stalls in unrolled loop code that overflows the instruction cache.
+
+Instruction-fetch stalls (``no_instructions``, ``branch_resolving``) are
+self-blamed: the instruction that could not be fetched is the one sampled.
+They belong to this optimizer when that instruction is loop code:
+
+* inside a loop of the SASS (a partially unrolled loop), or
+* on a source line inside a source ``for``/``while`` loop while no SASS loop
+  holds it: the compiler unrolled the loop completely, so its iterations
+  became straight-line code (a 16x32x8 nest becomes ~26k instructions) that
+  warps stream through once, missing in the instruction caches all the way.
+  -lineinfo keeps the loop body's lines on the copies, which is how the
+  copies are recognised; this needs the sources.
+
+Fewer copies (a lower unroll factor) make the body fit the caches again:
+stall elimination (Eq. 2) of the matched fetch stalls that are latency
+samples (the scheduler issued nothing): a fetch wait overlapped by another
+warp's issue costs nothing, and all stall samples overstated the gain ~2x. The fix names the
+outermost completely unrolled loop around the hottest fetch stalls (``#pragma
+unroll 1``: seed 003's sweet spot keeps the inner unroll), or the SASS loop
+(factor 2).
+"""
 
 from __future__ import annotations
 
 from ..model import Fix
+from ..sources import SourceLoop, source_loops
+from ..estimate import stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
+
+
+def fetch_stall_elimination(ctx, match: Match) -> float:
+    """Stall elimination (Eq. 2) of the fetch stalls during which the scheduler issued nothing.
+
+    Warps that stall on the same missing instruction wait for one fetch; while
+    some other warp issues, their wait costs no issue slot. Only the latency
+    (not-issued) samples are cycles the scheduler lost to instruction fetch,
+    so only those come back when the code fits the cache.
+    """
+    return stall_elimination(ctx.total, match.latency)
+
+
+def _file_loops(ctx, file: str) -> list[SourceLoop]:
+    memo = ctx.memo.setdefault("source_loops", {})
+    got = memo.get(file)
+    if got is None:
+        lines = ctx.reader(file)
+        got = memo[file] = source_loops(lines) if lines else []
+    return got
+
+
+def flattened_loops(ctx, offset: int) -> list[SourceLoop]:
+    """Source loops (outermost first) around the instruction's line, when no SASS loop holds it."""
+    if ctx.loop_of(offset) is not None:
+        return []
+    site = ctx.site(offset)
+    loc = site.instruction.loc if site else None
+    if loc is None:
+        return []
+    return sorted((lp for lp in _file_loops(ctx, loc.file) if lp.line <= loc.line <= lp.last), key=lambda lp: lp.line)
 
 
 class LoopNoUnroll(Optimizer):
     id = "loop_no_unroll"
     title = "Reduce Loop Unrolling (instruction cache)"
-    suggestion = ("Instruction fetch stalls inside loops: the unrolled body does not fit the instruction "
-                  "cache. Lower the unroll factor (#pragma unroll 2, or #pragma unroll 1 on the outer loop).")
+    suggestion = ("Instruction fetch stalls inside unrolled loop code: the unrolled body does not fit the "
+                  "instruction cache. Lower the unroll factor (#pragma unroll 1 on the outer loop, "
+                  "#pragma unroll 2 inside).")
+
+    def estimate(self, ctx, match: Match) -> float:
+        """Eq. 2 on the matched *latency* samples: see ``fetch_stall_elimination``."""
+        return fetch_stall_elimination(ctx, match)
 
     def match(self, ctx) -> Match | None:
-        return match_edges(ctx.edges, lambda e: e.reason == "instruction_fetch" and ctx.loop_of(e.use) is not None)
+        def keep(e):
+            if e.reason != "instruction_fetch":
+                return False
+            return ctx.loop_of(e.use) is not None or bool(flattened_loops(ctx, e.use))
+        return match_edges(ctx.edges, keep)
 
     def fix(self, ctx, match: Match) -> Fix | None:
-        for lp, _ in hottest(match.edges, key=lambda e: ctx.loop_of(e.use)):
+        for off, _ in hottest(match.edges, key=lambda e: e.use):
+            lp = ctx.loop_of(off)
             if lp is not None and lp.file and lp.line:
                 return Fix("unroll", lp.file, lp.line, {"factor": 2})
+            flat = flattened_loops(ctx, off)
+            if flat:
+                loc = ctx.location(off)
+                return Fix("unroll", loc.file, flat[0].line, {"factor": 1})
         return None

@@ -1,8 +1,18 @@
-"""Memory Transaction Reduction: memory-throttle stalls (too many memory requests in flight)."""
+"""Memory Transaction Reduction: memory-throttle stalls (too many memory requests in flight).
+
+Why it leaves out part of some throttle samples: GPA ranks the specific advice
+over the generic one. When the throttled instruction is a global access whose
+sectors exceed the ideal (per-instruction counters from Nsight Compute), the
+``1 - ideal/sectors`` share of its throttle samples is explained by Global
+Memory Coalescing (the excess requests *are* the throttle); only the rest is
+this optimizer's. The same holds for ``drain`` samples caused by excess store
+sectors. Without sector counters (CUPTI) nothing changes.
+"""
 
 from __future__ import annotations
 
 from .base import Match, Optimizer, match_edges
+from .global_memory_coalescing import drain_edges, excess
 
 
 class MemoryTransactionReduction(Optimizer):
@@ -13,4 +23,17 @@ class MemoryTransactionReduction(Optimizer):
                   "or texture memory.")
 
     def match(self, ctx) -> Match | None:
-        return match_edges(ctx.edges, lambda e: e.reason == "memory_throttle")
+        pcs = ctx.pcs
+        drained = {}
+        for d in drain_edges(ctx):
+            drained[d.use] = drained.get(d.use, 0.0) + d.stall * excess(pcs.get(d.def_))
+
+        def keep(e):
+            if e.reason != "memory_throttle":
+                return False
+            if e.def_ in drained and not (pcs[e.def_].sectors or 0):
+                # drain samples: the part caused by excess store sectors is coalescing's
+                n = pcs[e.def_].stall_dict().get("drain", 0)
+                return max(0.0, 1.0 - drained[e.def_] / n) if n else 1.0
+            return 1.0 - excess(pcs.get(e.def_))
+        return match_edges(ctx.edges, keep)

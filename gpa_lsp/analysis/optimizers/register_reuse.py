@@ -1,4 +1,28 @@
-"""Register Reuse: stalls blamed on local-memory loads that are register spills."""
+"""Register Reuse: the cost of register spills (``STL``/``LDL`` to the stack frame).
+
+What a spill costs, and why all of it is matched:
+
+* the refill ``LDL`` is a long-latency load: memory-dependency stalls of its
+  users are blamed on it (``local_memory``);
+* the spill ``STL`` reads a register that the next refill overwrites: the
+  write-after-read stall (read scoreboard) is blamed on the ``STL``;
+* the spill instructions themselves take issue slots and, above all, entries
+  of the LSU's local/global (LG) queue: their own ``lg_throttle`` samples
+  (memory throttle), issue and not-selected samples are self samples on them.
+
+Removing the spills (more registers, shorter live ranges) deletes those
+instructions, so every sample on them and every stall they cause vanishes:
+stall elimination (Eq. 2) over all of it. GPA's original matched only the
+``LDL`` blame; on Hopper a spill-bound kernel spends most of its samples in
+``lg_throttle`` on the spill instructions themselves, which that misses.
+
+Which local accesses are spills: nvdisasm (CUDA 12+) annotates them with
+``(*"SpillRefill"*)``. When a function has no annotation at all (older tools),
+a load from the stack frame at a constant offset (``LDL [R1+0x10]``) is taken
+as a refill, and a store as a spill only when such a refill reads its slot: a
+local array filled at constant offsets and read with a computed index
+(``STL [R1]`` ... ``LDL [R5]``) is Local Array's, not a spill.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +31,115 @@ import re
 from .base import Match, Optimizer, match_edges
 
 _STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
+_ANNOTATION = re.compile(r"\(\*.*?\*\)")
+SPILL_MARK = "SpillRefill"
+
+_ANNOTATED: dict[int, bool] = {}
+_REFILLED: dict[int, frozenset] = {}
 
 
-def is_spill(ins) -> bool:
-    """A spill addresses the stack frame at a constant offset: ``[R1+0x10]``."""
-    return any(_STACK.fullmatch(op.strip()) for op in ins.operands if op.strip().startswith("["))
+def _clean(op: str) -> str:
+    return _ANNOTATION.sub("", op).strip()
+
+
+def _function_annotated(function) -> bool:
+    key = id(function)
+    got = _ANNOTATED.get(key)
+    if got is None:
+        got = _ANNOTATED[key] = any(SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands)
+                                    for i in function.instructions)
+    return got
+
+
+def _frame_slot(ins) -> str | None:
+    for op in ins.operands:
+        op = _clean(op)
+        if op.startswith("[") and _STACK.fullmatch(op):
+            return op.replace(" ", "")
+    return None
+
+
+def _refilled_slots(function) -> frozenset:
+    key = id(function)
+    got = _REFILLED.get(key)
+    if got is None:
+        got = _REFILLED[key] = frozenset(s for i in function.instructions
+                                         if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None)
+    return got
+
+
+def _is_load(ins) -> bool:
+    return ins.memory.load if ins.memory is not None else ins.base_opcode == "LDL"
+
+
+def is_local(ins) -> bool:
+    if ins.memory is not None:
+        return ins.memory.space == "local"
+    return ins.base_opcode in ("LDL", "STL")
+
+
+def is_spill(ins, function=None) -> bool:
+    """A register spill or refill: annotated by nvdisasm, else a constant stack-frame offset."""
+    if not is_local(ins):
+        return False
+    text = (ins.text or "") + " ".join(ins.operands)
+    if SPILL_MARK in text:
+        return True
+    if function is not None and _function_annotated(function):
+        return False   # the tool annotates spills; this local access is not one
+    slot = _frame_slot(ins)
+    if slot is None:
+        return False
+    if _is_load(ins) or function is None:
+        return True
+    return slot in _refilled_slots(function)
+
+
+def local_cost(ctx, spill: bool):
+    """Edges of every sample a class of local accesses (spills, or the rest) costs.
+
+    Blame on the access (RAW on loads, WAR on stores) plus self samples on the
+    access of any reason: the instruction disappears with the fix.
+    """
+    memo = ctx.memo.setdefault("local_kind", {})
+
+    def kind(off: int):
+        got = memo.get(off)
+        if got is None:
+            site = ctx.site(off)
+            if site is None or not is_local(site.instruction):
+                got = memo[off] = "none"
+            else:
+                got = memo[off] = "spill" if is_spill(site.instruction, site.function) else "array"
+        return got
+
+    want = "spill" if spill else "array"
+
+    def keep(e):
+        if e.category in ("local_memory", "write_after_read", "self"):
+            return kind(e.def_) == want
+        return False
+    return match_edges(ctx.edges, keep)
 
 
 class RegisterReuse(Optimizer):
     id = "register_reuse"
     title = "Register Reuse"
-    suggestion = ("Stalls come from local memory loads of spilled registers. Reduce register pressure: "
-                  "shorten live ranges, split the kernel, or allow more registers (__launch_bounds__ / -maxrregcount).")
+    suggestion = ("Time goes to register spills: local-memory stores and refills, their LSU queue throttling "
+                  "and the waits on them. Reduce register pressure (shorter live ranges, fewer live "
+                  "accumulators per thread), or allow more registers (__launch_bounds__ min-blocks, "
+                  "-maxrregcount).")
 
     def match(self, ctx) -> Match | None:
-        def keep(e):
-            site = ctx.site(e.def_)
-            return e.category == "local_memory" and site is not None and is_spill(site.instruction)
-        return match_edges(ctx.edges, keep)
+        return local_cost(ctx, spill=True)
+
+
+def explained_throttle(ctx) -> dict[int, float]:
+    """Use offset -> memory-throttle samples on spill instructions (for generic advice to leave out)."""
+    m = local_cost(ctx, spill=True)
+    out: dict[int, float] = {}
+    if m is not None:
+        for e in m.edges:
+            if e.reason == "memory_throttle":
+                out[e.use] = out.get(e.use, 0.0) + e.stall
+    return out

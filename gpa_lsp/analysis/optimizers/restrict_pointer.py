@@ -1,12 +1,141 @@
-"""Restrict Pointer: global loads through pointers the compiler cannot prove read-only."""
+"""Restrict Pointer: global loads through pointers the compiler cannot prove read-only.
+
+What aliasing costs, as seen in the SASS: after every store through a pointer
+that may alias an input, nvcc must load the input again. Unrolled code then
+holds *reloads*: an ``LDG`` of the same address (same base registers, not
+redefined, same immediate offset) as an earlier ``LDG`` with a global store in
+between. ``const T* __restrict__`` lets the compiler keep the first value in
+registers (and use the read-only path), so the reloads disappear.
+
+The match, when reloads exist:
+* every sample on a reload (its LG-queue throttle, issue, not-selected) and
+  the memory-dependency stalls blamed on it;
+* ``lg_throttle`` samples on the other loads and stores x the share of the
+  LG queue's entries that are reloads (LG instructions weighted by executed
+  counts when the collector has them, else one per instruction seen issuing):
+  the queue is shared, a full queue stalls whoever issues next.
+Estimator: stall elimination (Eq. 2), the instructions vanish.
+
+Without reloads (loop code that reads each address once), the remaining
+benefit is scheduling freedom: the memory-dependency stalls on plain
+(non-``.CONSTANT``) global loads, estimated by latency hiding (Eq. 3-4) as
+in GPA.
+"""
 
 from __future__ import annotations
 
 import re
 
+from ..blame import BlameEdge
 from ..model import Fix
 from ..sources import body_range, find_function, is_written, pointer_parameters
+from ..estimate import latency_hiding, stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
+
+_ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
+_REG = re.compile(r"\b(U?R\d+)\b")
+
+
+def _is_lg(ins) -> bool:
+    sp = ins.memory.space if ins.memory is not None else None
+    return sp in ("global", "generic", "local")
+
+
+def _is_global_store(ins) -> bool:
+    m = ins.memory
+    return m is not None and m.space in ("global", "generic") and (m.store or m.atomic)
+
+
+def reloads(function) -> set[int]:
+    """Offsets of global loads that re-read an address already loaded before an intervening store."""
+    out: set[int] = set()
+    for blk_start, blk_end in _blocks(function):
+        version: dict[str, int] = {}
+        seen: dict[tuple, bool] = {}     # address key -> a store happened since it was loaded
+        for ins in function.instructions[blk_start:blk_end]:
+            m = ins.memory
+            if m is not None and m.load and not m.store and m.space in ("global", "generic"):
+                addr = next((op for op in reversed(ins.operands) if _ADDRESS.search(op.split("(*")[0].strip())), None)
+                if addr is not None:
+                    text = _ADDRESS.search(addr.split("(*")[0].strip()).group(0)
+                    regs = tuple((r, version.get(r, 0)) for r in _REG.findall(text))
+                    key = (text.replace(" ", ""), regs, ins.opcode)
+                    if seen.get(key):
+                        out.add(ins.offset)
+                    seen[key] = False
+            elif _is_global_store(ins):
+                for k in seen:
+                    seen[k] = True
+            for r in ins.dsts:
+                version[r] = version.get(r, 0) + 1
+    return out
+
+
+def _blocks(function):
+    """(first, last) instruction index ranges of straight-line runs (split at branches and their targets)."""
+    ins = function.instructions
+    targets = {i.branch_target for i in ins if i.branch_target is not None}
+    start = 0
+    for k, i in enumerate(ins):
+        if i.offset in targets and k > start:
+            yield start, k
+            start = k
+        if i.base_opcode in ("BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "CALL", "BSYNC", "WARPSYNC"):
+            yield start, k + 1
+            start = k + 1
+    if start < len(ins):
+        yield start, len(ins)
+
+
+def reload_match(ctx) -> Match | None:
+    """The samples reloads cost, directly and through the shared LG queue (see the module doc)."""
+    memo = ctx.memo
+    if "reloads" not in memo:
+        found: set[int] = set()
+        for fb in ctx.blames:
+            found |= reloads(fb.function)
+        memo["reloads"] = found
+    found = memo["reloads"]
+    if not found:
+        return None
+    # the share of the LG queue's entries that are reloads
+    have_counts = any(pc.executed for pc in ctx.pcs.values())
+    lg = rel = 0.0
+    for off, pc in ctx.pcs.items():
+        site = ctx.site(off)
+        if site is None or not _is_lg(site.instruction):
+            continue
+        w = float(pc.executed or 0) if have_counts else (1.0 if pc.issued > 0 else 0.0)
+        lg += w
+        if off in found:
+            rel += w
+    share = rel / lg if lg > 0 else 0.0
+    edges: list[BlameEdge] = []
+    for e in ctx.edges:
+        if e.def_ in found and (e.category == "self" or e.category == "global_memory"):
+            edges.append(e)
+        elif e.category == "self" and e.reason == "memory_throttle" and share > 0:
+            site = ctx.site(e.use)
+            if site is not None and _is_lg(site.instruction):
+                f = share * _lg_throttle_share(ctx.pcs.get(e.use))
+                if f > 0:
+                    edges.append(e._replace(stall=e.stall * f, latency=e.latency * f))
+    if not edges:
+        return None
+    return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
+                 data={"reloads": len(found), "queue_share": share})
+
+
+def _lg_throttle_share(pc) -> float:
+    if pc is None:
+        return 0.0
+    thr = lg = 0
+    for r, n in pc.stalls:
+        if r in ("lg_throttle", "drain", "tex_throttle"):
+            thr += n
+            if r == "lg_throttle":
+                lg += n
+    return lg / thr if thr else 0.0
 
 
 def _plain_global_load(ins) -> bool:
@@ -21,10 +150,19 @@ class RestrictPointer(Optimizer):
                   "the read-only path nor moves loads earlier. Declare read-only inputs `const T* __restrict__`.")
 
     def match(self, ctx) -> Match | None:
+        got = reload_match(ctx)
+        if got is not None:
+            return got
+
         def keep(e):
             s = ctx.site(e.def_)
             return e.category == "global_memory" and s is not None and _plain_global_load(s.instruction)
         return match_edges(ctx.edges, keep)
+
+    def estimate(self, ctx, match: Match) -> float:
+        if "reloads" in match.data:
+            return stall_elimination(ctx.total, match.samples)
+        return latency_hiding(ctx.total, match.latency, ctx.active)
 
     def fix(self, ctx, match: Match) -> Fix | None:
         entry = ctx.entry
@@ -54,3 +192,14 @@ class RestrictPointer(Optimizer):
             if used:
                 return Fix("restrict", loc.file, def_line, {"function": name, "parameter": pname})
         return None
+
+
+def explained_throttle(ctx) -> dict[int, float]:
+    """Use offset -> memory-throttle samples that the reloads explain (for generic advice to leave out)."""
+    m = reload_match(ctx)
+    out: dict[int, float] = {}
+    if m is not None:
+        for e in m.edges:
+            if e.reason == "memory_throttle":
+                out[e.use] = out.get(e.use, 0.0) + e.stall
+    return out

@@ -1,4 +1,25 @@
-"""Strength Reduction: stalls blamed on long fixed-latency arithmetic (conversions, MUFU, FP64, POPC)."""
+"""Strength Reduction: slow arithmetic -- conversions, MUFU, FP64, POPC, and integer division.
+
+Two parts:
+
+* GPA's rule: stalls blamed on long fixed-latency defs (conversions such as
+  the F2F of a double literal in float code, MUFU, FP64, POPC), plus
+  pipe-throttle samples on them;
+* integer division and modulo by a run-time value. sm_90 has no integer
+  divider: nvcc expands ``a / b`` into ~20 instructions around a
+  floating-point reciprocal (IABS, ``I2F.RP``, ``MUFU.RCP``, ``IADD 0xffffffe``,
+  ``F2I.FTZ.U32.TRUNC``, two ``IMAD.HI.U32``, the remainder and two correction
+  steps, sign and divide-by-zero fix-ups). Those are ordinary short integer
+  instructions: their cost is not a stall on a slow def but issue slots and
+  pipe throttling, so GPA's blame-based rule sees ~1% of it. The ``I2F.RP ->
+  MUFU.RCP`` pair marks each expansion. With D expansions on a source line
+  (-lineinfo puts the sequence on the line of the ``/``) and n instructions of
+  the line seen issuing, a share min(1, D x (L - k) / n) of the line's samples
+  is matched, L = 20 the expansion's length and k = 3 what a multiply-shift by
+  a precomputed reciprocal (or a shift, for a power of two) costs.
+
+Estimator: stall elimination (Eq. 2).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +29,34 @@ from ..sources import double_literals, source_line
 from .base import Match, Optimizer, hottest, match_edges
 
 SLOW = defuse.CONVERSIONS | defuse.MUFU | defuse.FP64 | {"POPC", "FLO", "BREV"}
+DIVISION_LENGTH = 20   # instructions of nvcc's 32-bit integer division expansion (sm_90)
+REDUCED_LENGTH = 3     # IMAD.HI/IMAD.WIDE.U32 + SHF (+ IMAD for the remainder)
+
+
+def is_division_core(ins) -> bool:
+    """The ``I2F.RP`` that starts the reciprocal of an integer division (rounding toward +inf)."""
+    return ins.base_opcode == "I2F" and ".RP" in ins.opcode
+
+
+def division_weights(ctx) -> dict[tuple[str, int], float]:
+    """(file, line) -> share of the line's samples spent in integer-division expansions."""
+    got = ctx.memo.get("division_lines")
+    if got is not None:
+        return got
+    executed: dict[tuple[str, int], int] = {}
+    cores: dict[tuple[str, int], int] = {}
+    for off, pc in ctx.pcs.items():
+        site = ctx.site(off)
+        loc = site.instruction.loc if site else None
+        if loc is None or pc.issued <= 0:
+            continue
+        key = (loc.file, loc.line)
+        executed[key] = executed.get(key, 0) + 1
+        if is_division_core(site.instruction):
+            cores[key] = cores.get(key, 0) + 1
+    out = {key: min(1.0, d * (DIVISION_LENGTH - REDUCED_LENGTH) / executed[key]) for key, d in cores.items()}
+    ctx.memo["division_lines"] = out
+    return out
 
 
 class StrengthReduction(Optimizer):
@@ -18,12 +67,23 @@ class StrengthReduction(Optimizer):
                   "float math, multiplications by reciprocals, shifts for powers of two.")
 
     def match(self, ctx) -> Match | None:
+        divisions = division_weights(ctx)
+
         def keep(e):
             site = ctx.site(e.def_)
-            if site is None or e.category == "self":
-                return e.category == "self" and site is not None and site.instruction.base_opcode in SLOW \
-                    and e.reason == "pipe_busy"
-            return e.category == "arithmetic" and site.instruction.base_opcode in SLOW
+            if site is None:
+                return False
+            if e.category == "self":
+                if site.instruction.base_opcode in SLOW and e.reason == "pipe_busy":
+                    return True
+            elif e.category == "arithmetic" and site.instruction.base_opcode in SLOW:
+                return True
+            if divisions:
+                use = ctx.site(e.use)
+                loc = use.instruction.loc if use else None
+                if loc is not None:
+                    return divisions.get((loc.file, loc.line), 0.0)
+            return False
         return match_edges(ctx.edges, keep)
 
     def fix(self, ctx, match: Match) -> Fix | None:

@@ -1,4 +1,10 @@
-"""Thread Increase: too few warps per scheduler to hide latency (parallel estimator, Eq. 6-10)."""
+"""Thread Increase: too few warps per scheduler to hide latency (parallel estimator, Eq. 6-10).
+
+Why it stays silent when the grid limits occupancy: then every block the
+launch has is already resident, and larger blocks for the same work would
+only make fewer of them; only a block's own resources (threads, registers,
+shared memory, the blocks-per-SM cap) are what this advice changes.
+"""
 
 from __future__ import annotations
 
@@ -44,8 +50,11 @@ class ThreadIncrease(Optimizer):
         occ, L = ctx.occupancy, ctx.launch
         if occ is None or L is None or occ.active_warps >= occ.max_warps:
             return None
-        if occ.limiter == "grid" and L.blocks < ctx.device.sm_count:
-            return None  # Block Increase's case
+        if occ.limiter == "grid":
+            # the grid, not the block's resources, caps the resident warps: larger blocks mean
+            # fewer of them for the same work, so no more warps per SM (Block Increase's case
+            # when the grid is also smaller than the SM count)
+            return None
         return Match((), float(ctx.total), float(ctx.latency), data={"warps": occ.active_warps})
 
     def estimate(self, ctx, match: Match) -> float:
