@@ -28,6 +28,7 @@ class Folder:
     runner: Runner | None = None                      # build -> profile -> analyse (saves, "Profile now")
     replayer: Runner | None = None                    # analyse the recorded bundle only
     published: set[str] = field(default_factory=set)   # URIs we have put diagnostics on
+    heat_uris: set[str] = field(default_factory=set)   # URIs we have sent line heat for
     told: set[str] = field(default_factory=set)        # one-time messages already shown
     state: str = "idle"
     ready: bool = False                                # settings fetched, trust known

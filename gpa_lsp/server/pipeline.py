@@ -88,6 +88,13 @@ class Stages:
         return self._get("build", "gpa_lsp.build", "build")(config, cancel=cancel)
 
     def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
+        if self.collect is None:
+            try:   # the pipeline has just built: profile without building a second time
+                from gpa_lsp.profile.collect import collect_result
+            except ImportError:
+                collect_result = None
+            if collect_result is not None:
+                return collect_result(config, cancel=cancel, out=out, build=False).path
         return self._get("collect", "gpa_lsp.profile.collect", "collect")(config, cancel=cancel, out=out)
 
     def do_advise(self, bundle: str, config: Config) -> Report:

@@ -66,6 +66,7 @@ class Analysis:
     root: Path
     outcome: Outcome
     files: dict[Path, FileView] = field(default_factory=dict)
+    resolve: PathResolver | None = None      # the resolver that placed the report's paths (memoised)
 
     @property
     def report(self) -> Report | None:
@@ -83,7 +84,7 @@ class Analysis:
 
 def index(root: str | Path, outcome: Outcome) -> Analysis:
     resolve = PathResolver(root)
-    analysis = Analysis(Path(root).resolve(), outcome)
+    analysis = Analysis(Path(root).resolve(), outcome, resolve=resolve)
     if outcome.report is None:
         return analysis
     for k in outcome.report.kernels:

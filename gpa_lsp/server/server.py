@@ -183,6 +183,8 @@ class GpaLanguageServer(LanguageServer):
             self.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
             return
         assert folder.runner is not None
+        if folder.replayer is not None:
+            folder.replayer.cancel()      # a fresh run supersedes showing the recorded bundle
         folder.runner.request(folder.config.server.debounce_ms if delay_ms is None else delay_ms)
 
     def on_stage(self, folder: Folder, stage: str, detail: str) -> None:
@@ -276,7 +278,7 @@ class GpaLanguageServer(LanguageServer):
         a = folder.analysis
         view = a.view(path) if a else None
         if view is not None:
-            resolve = PathResolver(folder.root)
+            resolve = a.resolve or PathResolver(folder.root)
             stale = self.file_is_stale(folder, path)
             for kernel, adv in view.advice:
                 cur = self.tracker.current(uri, adv.location.line - 1)
@@ -359,25 +361,34 @@ class GpaLanguageServer(LanguageServer):
             folder.published.add(uri)
 
     def line_heat(self, folder: Folder, path: Path) -> dict[str, Any]:
-        """Per line: samples, and the share of its kernel's samples (the largest, for a line in several kernels)."""
+        """Per line: samples, and their share of the samples of the kernels whose code is in this file.
+
+        With one kernel in the file that is the kernel's share; with several the shares still sum to <= 1.
+        """
         uri = from_fs_path(str(path))
         a = folder.analysis
         view = a.view(path) if a else None
         lines = []
         if view is not None:
+            kernels = {k.name: k.samples for items in view.lines.values() for k, _ in items}
+            total = sum(kernels.values())
             for line, items in sorted(view.lines.items()):
                 n = sum(s.samples for _, s in items)
-                share = max((s.samples / k.samples for k, s in items if k.samples), default=0.0)
                 cur = self.tracker.current(uri, line - 1)
-                if n and cur is not None:
-                    lines.append({"line": cur, "share": min(1.0, share), "samples": n})
+                if n and total and cur is not None:
+                    lines.append({"line": cur, "share": min(1.0, n / total), "samples": n})
         return {"uri": uri, "lines": lines}
 
     def publish_line_heat(self, folder: Folder) -> None:
-        if folder.analysis is None:
-            return
-        for path in folder.analysis.files:
-            self.notify("gpa/lineHeat", self.line_heat(folder, path))
+        sent: set[str] = set()
+        for path in (folder.analysis.files if folder.analysis else ()):
+            params = self.line_heat(folder, path)
+            if params["lines"] or params["uri"] in folder.heat_uris:
+                self.notify("gpa/lineHeat", params)
+            sent.add(params["uri"])
+        for uri in folder.heat_uris - sent:      # files with no samples any more: clear their heat
+            self.notify("gpa/lineHeat", {"uri": uri, "lines": []})
+        folder.heat_uris = sent
 
     # ---- watching the disk ----------------------------------------------------------------
     def start_watching(self) -> None:

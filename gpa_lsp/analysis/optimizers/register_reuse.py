@@ -34,21 +34,27 @@ _STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
 _ANNOTATION = re.compile(r"\(\*.*?\*\)")
 SPILL_MARK = "SpillRefill"
 
-_ANNOTATED: dict[int, bool] = {}
-_REFILLED: dict[int, frozenset] = {}
+_ANNOTATED: dict[int, tuple] = {}
+_REFILLED: dict[int, tuple] = {}
 
 
 def _clean(op: str) -> str:
     return _ANNOTATION.sub("", op).strip()
 
 
+def _cached(cache: dict, function, compute):
+    """Per-function memo keyed by identity (the object is kept, so its id cannot be reused)."""
+    got = cache.get(id(function))
+    if got is None or got[0] is not function:
+        if len(cache) > 256:
+            cache.clear()
+        got = cache[id(function)] = (function, compute(function))
+    return got[1]
+
+
 def _function_annotated(function) -> bool:
-    key = id(function)
-    got = _ANNOTATED.get(key)
-    if got is None:
-        got = _ANNOTATED[key] = any(SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands)
-                                    for i in function.instructions)
-    return got
+    return _cached(_ANNOTATED, function, lambda f: any(
+        SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands) for i in f.instructions))
 
 
 def _frame_slot(ins) -> str | None:
@@ -60,12 +66,8 @@ def _frame_slot(ins) -> str | None:
 
 
 def _refilled_slots(function) -> frozenset:
-    key = id(function)
-    got = _REFILLED.get(key)
-    if got is None:
-        got = _REFILLED[key] = frozenset(s for i in function.instructions
-                                         if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None)
-    return got
+    return _cached(_REFILLED, function, lambda f: frozenset(
+        s for i in f.instructions if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None))
 
 
 def _is_load(ins) -> bool:
