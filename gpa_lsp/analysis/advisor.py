@@ -23,7 +23,7 @@ from .context import KernelContext
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
 from .optimizers import REGISTRY, Match, Optimizer
-from .sources import LineReader, find_function, make_reader
+from .sources import LineReader, body_range, find_function, make_reader
 
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
 MAX_REGIONS = 5
@@ -239,12 +239,10 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
             name = (fn.demangled or fn.name)
             kind = "kernel" if fn.entry else "function"
         out_regions.append(HotRegion(kind, name, file, rng, samples, samples / total, tuple(spots[:MAX_HOTSPOTS])))
-    location = None
-    if all_spots:
-        location = next((s.def_ for s in all_spots if s.def_.line), None)
     fix = opt.fix(ctx, m)
     if fix is not None and fix.file:
         fix = replace(fix, file=path_map(fix.file))
+    location = _advice_location(ctx, fix, all_spots, path_map)
     if location is None and opt.kind == "parallel":
         f, l = _kernel_line(ctx)
         if f:
@@ -261,6 +259,50 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=round(max(1.0, est), 4),
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix)
+
+
+def _advice_location(ctx: KernelContext, fix, spots: Sequence[Hotspot], path_map) -> Location | None:
+    """Where the advice is shown: the edit's line when the fix edits the kernel's body, else the
+    source line that holds the most matched samples.
+
+    Why not the def of the single hottest pair: the samples of one statement are spread over
+    many instructions (an unrolled loop's copies, a division's expansion), so a line whose
+    instructions each cause little can still hold most of the cost. Summing the matched
+    samples per def line finds the statement the advice is about. A fix that edits the body
+    (a loop's pragma, a literal) names the statement to change, so the diagnostic goes there;
+    a fix elsewhere (a parameter's qualifier in the signature, a launch in host code, another
+    function) is offered as an edit at its own place and does not move the diagnostic.
+    """
+    if fix is not None and fix.file and fix.line and _in_kernel_body(ctx, fix.file, fix.line, path_map):
+        return Location(fix.file, fix.line, ctx.entry.name)
+    by_line: dict[tuple[str, int], float] = defaultdict(float)
+    first: dict[tuple[str, int], Location] = {}
+    for s in spots:
+        if s.def_.line:
+            key = (s.def_.file, s.def_.line)
+            by_line[key] += s.samples
+            first.setdefault(key, s.def_)
+    if not by_line:
+        return None
+    best = max(by_line, key=lambda k: (by_line[k], -list(first).index(k)))
+    return first[best]
+
+
+def _in_kernel_body(ctx: KernelContext, file: str, line: int, path_map) -> bool:
+    """Whether ``line`` lies strictly inside the kernel's body (after its signature's line)."""
+    if "kernel_body" not in ctx.memo:
+        got = None
+        f, def_line = _kernel_line(ctx)
+        lines = ctx.reader(f) if f else None
+        if lines is not None and def_line:
+            first, last = body_range(lines, def_line)
+            got = (path_map(f), first, last)
+        ctx.memo["kernel_body"] = got
+    got = ctx.memo["kernel_body"]
+    if got is None:
+        return False
+    f, first, last = got
+    return f == file and first < line <= last
 
 
 def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:

@@ -60,7 +60,10 @@ def _recorded_case() -> Path | None:
     """
     if os.environ.get("GPA_E2E_CASE"):
         return Path(os.environ["GPA_E2E_CASE"]).resolve()
-    candidates = sorted((ROOT / "kernels").glob("*/gpa.toml")) + [ROOT / "tests" / "server" / "workspace" / "gpa.toml"]
+    # the README's default case first: its advice carries a line-local quick fix (f suffixes),
+    # so applying it visibly changes the diagnostics of that line
+    candidates = ([ROOT / "kernels" / "hotspot_double" / "gpa.toml"] + sorted((ROOT / "kernels").glob("*/gpa.toml"))
+                  + [ROOT / "tests" / "server" / "workspace" / "gpa.toml"])
     for toml in (c for c in candidates if c.is_file()):
         bundle = tomllib.loads(toml.read_text()).get("profile", {}).get("bundle")
         if bundle and (toml.parent / bundle).is_file() and any(toml.parent.glob("*.cu")):
@@ -217,6 +220,8 @@ def test_report_opens_as_markdown(e2e):
 @pytest.fixture
 def case(e2e):
     if e2e["case"] is None:
+        if IN_CI:  # kernels/ ships recorded cases: their absence in CI is a failure, not a skip
+            pytest.fail("no kernels/<case> with a recorded bundle, or no gpa_lsp.server.server")
         pytest.skip("no kernels/<case> with a recorded bundle (gpa.toml [profile] bundle) yet, "
                     "or no gpa_lsp.server.server")
     return e2e["case"]

@@ -7,11 +7,20 @@ sectors exceed the ideal (per-instruction counters from Nsight Compute), the
 Memory Coalescing (the excess requests *are* the throttle); only the rest is
 this optimizer's. The same holds for ``drain`` samples caused by excess store
 sectors. Without sector counters (CUPTI) nothing changes.
+
+The same rule applies to throttle that other specific advice explains per
+instruction: LG-queue entries taken by aliasing reloads (Restrict Pointer)
+and by spill or local-array accesses (Register Reuse, Local Array). Their
+throttle samples go with the instructions that cause them: removing those
+instructions empties the queue, which is that advice's claim, so the generic
+optimizer keeps only the throttle nobody more specific explains
+(``explained_throttle`` of those optimizers, subtracted per use PC).
 """
 
 from __future__ import annotations
 
 from .base import Match, Optimizer, match_edges
+from . import register_reuse, restrict_pointer
 from .global_memory_coalescing import drain_edges, excess
 
 
@@ -28,9 +37,27 @@ class MemoryTransactionReduction(Optimizer):
         for d in drain_edges(ctx):
             drained[d.use] = drained.get(d.use, 0.0) + d.stall * excess(pcs.get(d.def_))
 
+        explained: dict[int, float] = {}
+        for source in (restrict_pointer.explained_throttle(ctx), register_reuse.explained_throttle(ctx),
+                       register_reuse.explained_throttle(ctx, spill=False)):
+            for off, n in source.items():
+                explained[off] = explained.get(off, 0.0) + n
+        own: dict[int, float] = {}
+        for e in ctx.edges:
+            if e.reason == "memory_throttle":
+                own[e.use] = own.get(e.use, 0.0) + e.stall
+
+        def left(e) -> float:
+            """The share of ``e``'s use PC throttle no specific advice explains."""
+            n = own.get(e.use, 0.0)
+            return max(0.0, 1.0 - explained.get(e.use, 0.0) / n) if n > 0 else 1.0
+
         def keep(e):
             if e.reason != "memory_throttle":
                 return False
+            return _keep(e) * left(e)
+
+        def _keep(e) -> float:
             if e.def_ in drained and not (pcs[e.def_].sectors or 0):
                 # drain samples: the part caused by excess store sectors is coalescing's
                 n = pcs[e.def_].stall_dict().get("drain", 0)

@@ -136,9 +136,13 @@ class RegisterReuse(Optimizer):
         return local_cost(ctx, spill=True)
 
 
-def explained_throttle(ctx) -> dict[int, float]:
-    """Use offset -> memory-throttle samples on spill instructions (for generic advice to leave out)."""
-    m = local_cost(ctx, spill=True)
+def explained_throttle(ctx, spill: bool = True) -> dict[int, float]:
+    """Use offset -> memory-throttle samples on spill (or, ``spill=False``, local-array) instructions.
+
+    For generic advice (Memory Transaction Reduction) to leave out: removing the local
+    accesses removes their LG-queue entries, which is Register Reuse's / Local Array's claim.
+    """
+    m = local_cost(ctx, spill=spill)
     out: dict[int, float] = {}
     if m is not None:
         for e in m.edges:
