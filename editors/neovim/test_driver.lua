@@ -74,9 +74,9 @@ local ok, err = pcall(function()
   end
   if not fix then return fail("no code action with an edit") end
   result.action_title = fix.title
-  result.line_before = vim.api.nvim_buf_get_lines(buf, target.lnum, target.lnum + 1, false)[1]
+  result.buffer_before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   vim.lsp.util.apply_workspace_edit(fix.edit, client.offset_encoding)
-  result.line_after = vim.api.nvim_buf_get_lines(buf, target.lnum, target.lnum + 1, false)[1]
+  result.buffer_after = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   table.insert(result.steps, "code_action")
 
   local lenses = client:request_sync("textDocument/codeLens", {

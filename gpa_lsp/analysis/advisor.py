@@ -23,7 +23,7 @@ from .context import KernelContext
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
 from .optimizers import REGISTRY, Match, Optimizer
-from .sources import LineReader, body_range, find_function, make_reader
+from .sources import LineReader, find_function, make_reader
 
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
 MAX_REGIONS = 5
@@ -242,7 +242,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
     fix = opt.fix(ctx, m)
     if fix is not None and fix.file:
         fix = replace(fix, file=path_map(fix.file))
-    location = _advice_location(ctx, fix, all_spots, path_map)
+    location = _advice_location(ctx, opt, m, fix, path_map)
     if location is None and opt.kind == "parallel":
         f, l = _kernel_line(ctx)
         if f:
@@ -261,48 +261,50 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
                   regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix)
 
 
-def _advice_location(ctx: KernelContext, fix, spots: Sequence[Hotspot], path_map) -> Location | None:
-    """Where the advice is shown: the edit's line when the fix edits the kernel's body, else the
-    source line that holds the most matched samples.
+def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:
+    """Where the advice is shown: the source line whose defs carry the most of what the
+    estimator counts, or the fix's line for advice whose cost belongs to a region.
 
     Why not the def of the single hottest pair: the samples of one statement are spread over
     many instructions (an unrolled loop's copies, a division's expansion), so a line whose
-    instructions each cause little can still hold most of the cost. Summing the matched
-    samples per def line finds the statement the advice is about. A fix that edits the body
-    (a loop's pragma, a literal) names the statement to change, so the diagnostic goes there;
-    a fix elsewhere (a parameter's qualifier in the signature, a launch in host code, another
-    function) is offered as an edit at its own place and does not move the diagnostic.
+    instructions each cause little can still hold most of the cost. Summing per def line
+    finds the statement the advice is about: deleting or rewriting a statement removes all of
+    its instructions. Latency hiding is different: it moves one def away from its use, and
+    what that wins back is that def's own latency, not its line's -- the copies of an unrolled
+    statement are separate instructions, each needing its own move -- so there the def with
+    the most matched *latency* samples (the scheduler idled; Eq. 3-5's quantity) is shown.
+    A fix that rewrites a statement whose instructions cause matched stalls (a double literal)
+    puts the advice on that statement, so the diagnostic and its quick fix agree; a fix
+    elsewhere (a qualifier in the signature, a pragma on a loop header, a launch in host code)
+    is offered at its own place. Instruction-fetch advice
+    (``Optimizer.region_cost``) is different: the stalled instruction only waits for code
+    that the region's size pushed out of the cache, so no statement inside is the cause; the
+    region the fix edits (the loop, the function) is.
     """
-    if fix is not None and fix.file and fix.line and _in_kernel_body(ctx, fix.file, fix.line, path_map):
-        return Location(fix.file, fix.line, ctx.entry.name)
+    if fix is not None and fix.file and fix.line:
+        if opt.region_cost:
+            return Location(fix.file, fix.line, ctx.entry.name)
+        for e in m.edges:
+            loc = ctx.location(e.def_)
+            if e.stall > 0 and loc is not None and loc.line == fix.line and path_map(loc.file) == fix.file:
+                # the fix rewrites a statement that causes matched stalls: show the advice (and its
+                # quick fix) there, even when another statement holds more of the match
+                return _loc(ctx, e.def_, path_map)
+    latency = opt.method.endswith("latency_hiding")
     by_line: dict[tuple[str, int], float] = defaultdict(float)
-    first: dict[tuple[str, int], Location] = {}
-    for s in spots:
-        if s.def_.line:
-            key = (s.def_.file, s.def_.line)
-            by_line[key] += s.samples
-            first.setdefault(key, s.def_)
+    first: dict[tuple[str, int], int] = {}
+    for e in sorted(m.edges, key=lambda e: -e.stall):
+        loc = ctx.location(e.def_)
+        if loc is None or not loc.line:
+            continue
+        key = (loc.file, e.def_) if latency else (loc.file, loc.line)
+        by_line[key] += e.latency if latency else e.stall
+        first.setdefault(key, e.def_)
     if not by_line:
         return None
-    best = max(by_line, key=lambda k: (by_line[k], -list(first).index(k)))
-    return first[best]
-
-
-def _in_kernel_body(ctx: KernelContext, file: str, line: int, path_map) -> bool:
-    """Whether ``line`` lies strictly inside the kernel's body (after its signature's line)."""
-    if "kernel_body" not in ctx.memo:
-        got = None
-        f, def_line = _kernel_line(ctx)
-        lines = ctx.reader(f) if f else None
-        if lines is not None and def_line:
-            first, last = body_range(lines, def_line)
-            got = (path_map(f), first, last)
-        ctx.memo["kernel_body"] = got
-    got = ctx.memo["kernel_body"]
-    if got is None:
-        return False
-    f, first, last = got
-    return f == file and first < line <= last
+    order = {k: i for i, k in enumerate(first)}
+    best = max(by_line, key=lambda k: (by_line[k], -order[k]))
+    return _loc(ctx, first[best], path_map)
 
 
 def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:

@@ -43,12 +43,18 @@ def line_section(kernel: KernelReport, stats: LineStats, total_samples: int) -> 
             for f, ln, n in sorted(stats.blamed_from, key=lambda x: -x[2])[:8]:
                 out.append(f"| {_md(Path(f).name)}:{ln} | {n:.0f} |")
     if stats.instructions:
+        shown = list(stats.instructions)
+        if len(shown) > MAX_SASS:      # a long line: its hottest instructions, still in address order
+            keep = set(sorted(range(len(shown)), key=lambda i: -shown[i][2])[:MAX_SASS])
+            shown = [ins for i, ins in enumerate(shown) if i in keep]
         out += ["", "```sass"]
-        width = max(len(t) for _, t, _ in stats.instructions[:MAX_SASS])
-        for off, text, n in stats.instructions[:MAX_SASS]:
+        width = max(len(t) for _, t, _ in shown)
+        for off, text, n in shown:
             out.append(f"/*{off:04x}*/ {text.ljust(width)}  {n:>6}" if n else f"/*{off:04x}*/ {text}")
-        if len(stats.instructions) > MAX_SASS:
-            out.append(f"... {len(stats.instructions) - MAX_SASS} more instructions")
+        hidden = len(stats.instructions) - len(shown)
+        if hidden:
+            rest = stats.samples - sum(n for _, _, n in shown)
+            out.append(f"... {hidden} colder instructions not shown ({max(rest, 0)} samples)")
         out.append("```")
     return out
 

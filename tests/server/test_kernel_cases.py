@@ -85,7 +85,15 @@ async def test_case_in_the_editor(case, tmp_path):
                         or d not in (a.diagnostics or []):
                     continue                      # another advice's fix on the same line
                 if uri not in a.edit.changes:
-                    continue                      # fast_math edits gpa.toml: checked in test_actions
+                    # fast_math: the flag goes into the project's gpa.toml, which stays valid TOML
+                    assert d.code == "fast_math", (d.code, a.edit.changes)
+                    toml_uri = next(iter(a.edit.changes))
+                    assert toml_uri.endswith("/gpa.toml")
+                    toml = tomllib.loads(apply_edits((ws / "gpa.toml").read_text(), a.edit.changes[toml_uri]))
+                    assert toml["build"]["nvcc_flags"][-1] == "--use_fast_math"
+                    assert toml["build"]["nvcc_flags"][:-1] == list(cfg.build.nvcc_flags)
+                    compiled.append("fast_math(config)")
+                    continue
                 edited = apply_edits(original, a.edit.changes[uri])
                 assert edited != original
                 out = source.with_name(f"fixed_{d.code}.cu")
@@ -94,5 +102,6 @@ async def test_case_in_the_editor(case, tmp_path):
                 assert ok, f"{case} {d.code} ({a.title}): the edited source does not compile:\n{err}"
                 compiled.append(d.code)
         # on the text the advisor saw, every source fix it describes is offered
-        source_fixes = [d.code for d in diags if d.data.get("fix") and d.data["fix"]["kind"] != "fast_math"]
+        source_fixes = [d.code if d.data["fix"]["kind"] != "fast_math" else "fast_math(config)"
+                        for d in diags if d.data.get("fix")]
         assert sorted(compiled) == sorted(source_fixes)

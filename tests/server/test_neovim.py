@@ -51,10 +51,12 @@ def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
     assert res["steps"] == ["attached", "diagnostics", "hover", "code_action", "code_lens"]
     codes = {d["code"] for d in res["diagnostics"]}
     assert "strength_reduction" in codes and all(d["source"] == "gpa" for d in res["diagnostics"])
-    # the top fix: double literals -> float, on smooth()'s return line
+    # the top fix: double literals -> float, in smooth()'s return line (the buffer, not the disk)
     assert res["target"]["code"] == "strength_reduction"
-    assert res["line_before"].strip() == "return a * 0.75 + b * 0.25;"
-    assert res["line_after"].strip() == "return a * 0.75f + b * 0.25f;"
+    changed = [(a, b) for a, b in zip(res["buffer_before"], res["buffer_after"]) if a != b]
+    assert len(res["buffer_before"]) == len(res["buffer_after"]) and len(changed) == 1
+    assert changed[0][0].strip() == "return a * 0.75 + b * 0.25;"
+    assert changed[0][1].strip() == "return a * 0.75f + b * 0.25f;"
     assert "| stall reason | samples | share |" in res["hover"] and "F2F.F64.F32" in res["hover"]
     lens_line = next(i for i, l in enumerate((recorded_ws / "app.cu").read_text().splitlines())
                      if "__global__ void relax" in l)
@@ -82,7 +84,7 @@ def test_neovim_on_a_kernels_case(tmp_path):
     assert proc.returncode == 0 and "error" not in res, res.get("error")
     want = sorted((a.location.line - 1, a.optimizer) for k in report.kernels for a in k.advice if a.location)
     assert sorted((d["lnum"], d["code"]) for d in res["diagnostics"]) == want
-    assert res["line_after"] != res["line_before"]           # the quick fix edited the advised line
+    assert res["buffer_after"] != res["buffer_before"]       # the quick fix edited the buffer
     assert "samples" in res["hover"]
     k = report.kernels[0]
     assert any(l["line"] == k.line - 1 and l["title"].startswith("GPA:") for l in res["lenses"])

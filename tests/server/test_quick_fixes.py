@@ -71,17 +71,21 @@ async def test_no_fix_when_the_text_is_not_what_the_fix_expects(recorded_ws):
         uri = open_doc(client, app)
         diags = await wait_for(lambda: client.diagnostics.get(uri), 60, "advice diagnostics")
         sr = next(d for d in diags if d.code == "strength_reduction")
-        # the user already made the literals float (not saved yet): the stated columns no longer hold doubles
-        line = sr.range.start.line
-        text = app.read_text().splitlines()[line]
-        col = text.index("0.75")
+        fix = sr.data["fix"]
+        assert fix["kind"] == "float_literal"
+        # the user already made the first literal float (not saved yet): the fix's line was edited
+        line = fix["line"] - 1
+        start, end = fix["params"]["columns"][0]
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
             content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(types.Position(line, col), types.Position(line, col + 4)), text="0.75f")]))
-        # the edited line's advice is dropped ...
-        await wait_for(lambda: not any(d.code == "strength_reduction" for d in client.diagnostics.get(uri, [])),
-                       10, "the advice on the edited line to be dropped")
-        # ... and no quick fix is offered for it any more
-        acts = await _actions(client, uri, sr)
-        assert not [a for a in acts if a.edit and "double literals" in a.title]
+                range=types.Range(types.Position(line, end), types.Position(line, end)), text="f")]))
+        others = sorted((d.range.start.line, d.code) for d in diags if d.range.start.line != line)
+        # advice on the edited line is dropped, the rest stays where it was ...
+        await wait_for(lambda: sorted((d.range.start.line, d.code) for d in client.diagnostics.get(uri, []))
+                       == others, 10, "the advice on the edited line to be dropped")
+        # ... and the float-literal fix is no longer offered: its line is not what the fix describes
+        acts = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=sr.range,
+            context=types.CodeActionContext(diagnostics=[sr])))
+        assert not [a for a in acts if isinstance(a, types.CodeAction) and a.edit and "double literals" in a.title]

@@ -48,6 +48,9 @@ class Optimizer:
     kind: str = "code"                   # "code" | "parallel"
     method: str = "stall_elimination"    # | "latency_hiding" | "scoped_latency_hiding" | "parallel"
     suggestion: str = ""
+    # the cost is a property of a region's code size (instruction fetch), not of statements in it:
+    # the advice is shown at the fix's line (the loop or function to change), see advisor._advice_location
+    region_cost: bool = False
 
     def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
         raise NotImplementedError

@@ -16,6 +16,8 @@ class FunctionSplit(Optimizer):
     suggestion = ("Instruction fetch stalls fall in inlined code: the kernel is larger than the instruction "
                   "cache holds. Keep rarely taken paths out of line (__noinline__) or split the kernel.")
 
+    region_cost = True   # shown at the loop/function to change, not at a statement inside
+
     def estimate(self, ctx, match: Match) -> float:
         """Eq. 2 on the matched *latency* samples: see ``fetch_stall_elimination``."""
         return fetch_stall_elimination(ctx, match)

@@ -67,6 +67,8 @@ class LoopNoUnroll(Optimizer):
                   "instruction cache. Lower the unroll factor (#pragma unroll 1 on the outer loop, "
                   "#pragma unroll 2 inside).")
 
+    region_cost = True   # shown at the loop/function to change, not at a statement inside
+
     def estimate(self, ctx, match: Match) -> float:
         """Eq. 2 on the matched *latency* samples: see ``fetch_stall_elimination``."""
         return fetch_stall_elimination(ctx, match)
