@@ -116,6 +116,16 @@ class KernelContext:
         ins = function.instructions
         return sum(got.get(ins[k].offset, 0) for k in indices)
 
+    @cached_property
+    def selected_at(self) -> dict[int, int]:
+        """The sampled warp's own issue samples (reason ``selected``) per PC."""
+        return {o: p.stall_dict().get("selected", 0) for o, p in self.pcs.items()}
+
+    def selected_in(self, function: Function, indices) -> int:
+        got = self.selected_at
+        ins = function.instructions
+        return sum(got.get(ins[k].offset, 0) for k in indices)
+
     def location(self, offset: int):
         s = self.site(offset)
         return s.instruction.loc if s else None

@@ -24,6 +24,24 @@ def stall_elimination(total: float, matched: float) -> float:
     return total / (total - matched)
 
 
+def issue_bound(total: float, issued: float, selected: float, removed_selected: float) -> float:
+    """The most any code change can gain: ``T / A_kept``.
+
+    A sample's issued flag says the *scheduler* issued that cycle, so ``A`` (issued samples) is
+    the share of cycles the scheduler needs to issue every warp's instructions. Whatever stalls a
+    fix removes, those instructions still take one issue slot each, so the new time is at least
+    the issue slots left: ``A_kept = A x (1 - removed/selected)``, where ``selected`` are the
+    samples of the sampled warp issuing and ``removed`` those on instructions the fix deletes
+    (the share of the issue work that vanishes). Returns ``inf`` when nothing bounds it.
+    """
+    if total <= 0 or issued <= 0 or selected <= 0:
+        return math.inf
+    kept = issued * (1.0 - min(max(removed_selected, 0.0), selected) / selected)
+    if kept <= 0:
+        return math.inf
+    return max(1.0, total / kept)
+
+
 def latency_hiding(total: float, matched_latency: float, active: float) -> float:
     """Eq. 3-4: ``T / (T - min(A, M_L))`` -- latency overlapped by at most the active samples.
 

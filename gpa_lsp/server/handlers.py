@@ -177,7 +177,7 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         if not folder.trusted:
             ls.status(folder, "untrusted", "profiling is off: " + _hint())
             ls.request_run(folder, 0, why="command")   # replays the recorded bundle
-            return {"started": False, "message": _hint()}
+            return {"started": False, "reason": "untrusted", "message": _hint()}
         ls.request_run(folder, 0)
         return {"started": True}
 

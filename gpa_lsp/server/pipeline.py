@@ -233,10 +233,10 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
     except Exception as exc:  # noqa: BLE001 - a bug in a stage must not kill the server
         if cancel.is_set():
             return Outcome(cancelled=True, hashes=hashes)
-        import traceback
+        import logging
+        logging.getLogger("gpa_lsp.server").exception("internal error during the run")   # the trace: server log
         err = GpaError(f"internal error during the run: {type(exc).__name__}: {exc}",
-                       "please report this with the server log")
-        err.output = traceback.format_exc()  # type: ignore[attr-defined]
+                       "please report this with the server log (the editor's gpa-lsp output)")
         return Outcome(error=err, hashes=hashes, note=note)
 
 

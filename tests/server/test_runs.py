@@ -128,3 +128,19 @@ async def test_change_on_disk_starts_a_run_and_progress_cancel_stops_it(tmp_path
         await wait_for(lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd), 10,
                        "the progress to end")
         assert len(pids.read_text().split()) == 1      # and nothing was restarted
+
+
+async def test_a_folder_without_gpa_toml_is_not_profiled_on_save(tmp_path):
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "k.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n")
+    async with session(root, trusted=True) as client:
+        open_doc(client, root / "k.cu")
+        save_doc(client, root / "k.cu")
+        save_doc(client, root / "k.cu")
+        await wait_for(lambda: any("no gpa.toml" in (s.get("message") or "") for s in client.status), 30,
+                       "the not-configured status")
+        await asyncio.sleep(1.0)
+        assert not {"building", "profiling", "error"} & set(states(client))
+        assert sum("no gpa.toml" in m.message for m in client.messages) == 1
+        assert not [m for m in client.messages if m.type == types.MessageType.Error]

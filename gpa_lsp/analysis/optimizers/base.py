@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 from ..blame import BlameEdge
 from ..context import KernelContext
-from ..estimate import Scope, latency_hiding, scoped_latency_hiding, stall_elimination
+from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import Fix
 
 
@@ -57,7 +57,7 @@ class Optimizer:
 
     def estimate(self, ctx: KernelContext, match: Match) -> float:
         if self.method == "stall_elimination":
-            return stall_elimination(ctx.total, match.samples)
+            return min(stall_elimination(ctx.total, match.samples), match_issue_bound(ctx, match))
         if self.method == "latency_hiding":
             return latency_hiding(ctx.total, match.latency, ctx.active)
         if self.method == "scoped_latency_hiding":
@@ -71,8 +71,20 @@ class Optimizer:
         return None
 
 
-def loop_scopes_for(ctx: KernelContext, edges: Iterable[BlameEdge], *, function_scope: bool) -> tuple[Scope, ...]:
-    """Eq. 5 scopes: each edge's latency goes to the innermost loop holding its def (or the function)."""
+def match_issue_bound(ctx: KernelContext, match: Match) -> float:
+    """Eq. 2 cannot beat the issue slots left: see ``estimate.issue_bound``. The instructions a
+    match deletes are its matched issue samples (reason ``active``: the sampled warp issuing)."""
+    removed = sum(e.stall for e in match.edges if e.reason == "active")
+    return issue_bound(ctx.total, ctx.active, ctx.by_category.get("active", 0), removed)
+
+
+def loop_scopes_for(ctx: KernelContext, edges: Iterable[BlameEdge], *, function_scope: bool,
+                    own_issue: bool = False) -> tuple[Scope, ...]:
+    """Eq. 5 scopes: each edge's latency goes to the innermost loop holding its def (or the function).
+
+    A scope's A is the scheduler's issued samples in it, or with ``own_issue`` the sampled warp's
+    own issue samples (``selected``): what a change confined to one warp's instruction order has
+    to put into the idle cycles (see code_reordering)."""
     pending: dict[object, float] = defaultdict(float)
     for e in edges:
         site = ctx.site(e.def_)
@@ -84,15 +96,16 @@ def loop_scopes_for(ctx: KernelContext, edges: Iterable[BlameEdge], *, function_
             continue
         pending[key] += e.latency
     scopes: list[Scope] = []
+    issued = ctx.selected_in if own_issue else ctx.issued_in
     for fb in ctx.blames:
         fn = fb.function
         fkey = (fn.name, None)
         if function_scope:
-            scopes.append(Scope(fkey, None, float(ctx.issued_in(fn, range(len(fn.instructions)))), pending.get(fkey, 0.0)))
+            scopes.append(Scope(fkey, None, float(issued(fn, range(len(fn.instructions)))), pending.get(fkey, 0.0)))
         for lp in ctx.loops.get(fn.name, ()):
             key = (fn.name, lp.header_offset)
             parent = (fn.name, lp.parent) if lp.parent is not None else (fkey if function_scope else None)
-            scopes.append(Scope(key, parent, float(ctx.issued_in(fn, lp.instructions)), pending.get(key, 0.0)))
+            scopes.append(Scope(key, parent, float(issued(fn, lp.instructions)), pending.get(key, 0.0)))
     return tuple(scopes)
 
 

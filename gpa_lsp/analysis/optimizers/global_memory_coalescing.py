@@ -10,12 +10,46 @@ instruction after EXIT, so they are shared over the kernel's global stores in
 proportion to their sectors. Coalescing keeps only ``ideal/sectors`` of those
 transfers, so the matched samples are each part times ``1 - ideal/sectors``
 (GPA: stall elimination of blame x (1 - efficiency)).
+
+(4) The excess requests also sit in the MIO queue that the SM shares between
+the LSU's global/local instructions and the other queue-served instructions
+(shared accesses, ``S2R`` special-register reads, shuffles). While it is full of
+excess sectors, those others wait too: ``mio_throttle`` on them, and their
+consumers' short-scoreboard waits on them. Coalescing frees the queue by
+the excess sectors' share of its traffic, so those samples are matched x
+``excess sectors / (all global sectors + other MIO instructions executed)``
+(the same rule as bank conflicts' replay share of the queue).
 """
 
 from __future__ import annotations
 
 from ..blame import BlameEdge
 from .base import Match, Optimizer
+from .shared_memory_bank_conflicts import _MIO_OTHER, _mio_throttle_share
+
+SHARED_OPS = ("LDS", "STS", "LDSM", "ATOMS")
+
+
+def queue_excess_share(ctx) -> float:
+    """The excess global sectors' share of the MIO queue's traffic (0 without sector counts)."""
+    if "coalescing_queue_share" in ctx.memo:
+        return ctx.memo["coalescing_queue_share"]
+    sectors = excess_sectors = other = 0.0
+    for o, p in ctx.pcs.items():
+        if p.sectors and p.ideal_sectors is not None:
+            sectors += p.sectors
+            excess_sectors += max(0, p.sectors - p.ideal_sectors)
+            continue
+        site = ctx.site(o)
+        if site is not None and p.executed and site.instruction.base_opcode in _MIO_OTHER | set(SHARED_OPS):
+            other += p.executed
+    share = excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
+    ctx.memo["coalescing_queue_share"] = share
+    return share
+
+
+def _global(pc) -> bool:
+    return pc is not None and bool(pc.sectors)
 
 MEMORY_REASONS = ("memory_dependency", "memory_throttle", "pipe_busy")
 DRAIN = "drain"
@@ -61,6 +95,23 @@ def coalescing_weight(ctx, e: BlameEdge) -> float:
     return excess(ctx.pcs.get(e.def_))
 
 
+def queue_weight(ctx, e: BlameEdge) -> float:
+    """The share of a non-global edge that the excess sectors' MIO-queue occupancy explains."""
+    if _global(ctx.pcs.get(e.def_)):
+        return 0.0
+    share = queue_excess_share(ctx)
+    if share <= 0:
+        return 0.0
+    if e.category == "self" and e.reason == "pipe_busy":
+        pc = ctx.pcs.get(e.def_)
+        return share * (_mio_throttle_share(pc) if pc is not None else 0.0)
+    if e.reason == "execution_dependency" and e.category != "self":
+        site = ctx.site(e.def_)
+        if site is not None and site.instruction.base_opcode in _MIO_OTHER:
+            return share
+    return 0.0
+
+
 class GlobalMemoryCoalescing(Optimizer):
     id = "global_memory_coalescing"
     title = "Global Memory Coalescing"
@@ -75,6 +126,8 @@ class GlobalMemoryCoalescing(Optimizer):
                     and DRAIN in ctx.pcs[e.def_].stall_dict() and not ctx.pcs[e.def_].sectors:
                 continue  # raw drain samples: counted through drain_edges on the stores
             w = coalescing_weight(ctx, e)
+            if w <= 0:
+                w = queue_weight(ctx, e)
             if w > 0:
                 out.append(e._replace(stall=e.stall * w, latency=e.latency * w))
         if not out:

@@ -6,12 +6,45 @@ removes those instructions, so the match is every sample they cost: stalls
 blamed on the loads (RAW) and stores (WAR), and the accesses' own samples
 (LG-queue throttle, issue). Local accesses that nvdisasm marks as spills are
 Register Reuse's.
+
+Why the loop control of the loops around the accesses is matched too: an array
+indexed in a loop becomes registers only when every index is a compile-time
+constant, i.e. when the loops around the accesses are fully unrolled (the fix
+this advice names). Full unrolling deletes those loops' control: the branches
+in the loop and the compares that compute their predicates vanish, with all
+their samples (their issue, their waits on the compare, the compare's waits on
+the trip count). Only loops that hold a non-spill local access count.
 """
 
 from __future__ import annotations
 
 from .base import Match, Optimizer
-from .register_reuse import local_cost
+from .register_reuse import is_local, is_spill, local_cost
+
+BRANCHES = ("BRA", "BRX", "JMP")
+
+
+def _control(ctx) -> frozenset[int]:
+    """Offsets of the branch and predicate-compare instructions of loops holding a local-array access."""
+    out: set[int] = set()
+    for fb in ctx.blames:
+        fn = fb.function
+        ins = fn.instructions
+        for lp in ctx.loops.get(fn.name, ()):
+            body = sorted(lp.instructions)
+            if not any(is_local(ins[k]) and not is_spill(ins[k], fn) for k in body):
+                continue
+            preds: set[str] = set()
+            for k in body:
+                if ins[k].base_opcode in BRANCHES:
+                    out.add(ins[k].offset)
+                    if ins[k].predicate:
+                        preds.add(ins[k].predicate)
+            for k in body:
+                i = ins[k]
+                if i.base_opcode not in BRANCHES and i.dsts and set(i.dsts) <= preds:
+                    out.add(i.offset)
+    return frozenset(out)
 
 
 class LocalArray(Optimizer):
@@ -22,4 +55,11 @@ class LocalArray(Optimizer):
                   "shared memory or registers through warp shuffles.")
 
     def match(self, ctx) -> Match | None:
-        return local_cost(ctx, spill=False)
+        m = local_cost(ctx, spill=False)
+        if m is None:
+            return None
+        control = _control(ctx)
+        seen = set(m.edges)
+        extra = [e for e in ctx.edges if e.use in control and e not in seen]
+        edges = m.edges + tuple(extra)
+        return Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges), m.scopes, m.data)

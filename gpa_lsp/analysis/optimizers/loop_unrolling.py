@@ -1,4 +1,15 @@
-"""Loop Unrolling: latency of dependencies whose def and use sit in the same loop (scoped latency hiding)."""
+"""Loop Unrolling: latency of dependencies whose def and use sit in the same loop (scoped latency hiding).
+
+Why Eq. 5's A stays the scheduler's issued samples (unlike Code Reordering): unrolling puts
+several iterations' independent chains into one warp's stream, so their latencies overlap each
+other and the idle cycles are filled by every warp's extra in-flight work, not just by one
+warp's own reordered instructions.
+
+Why loops with a barrier are left out: the compiler does not move memory operations across a
+``bar.sync``, so after unrolling, iteration i+1's loads still wait behind iteration i's
+barrier and nothing overlaps; hoisting a load above the barrier is a reorder by hand (Code
+Reordering's advice), not an unroll.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +17,15 @@ from ..model import Fix
 from .base import Match, Optimizer, hottest, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
+BARRIERS = ("BAR", "BARRIER")
+
+
+def has_barrier(ctx, lp) -> bool:
+    site = ctx.site(lp.header_offset)
+    if site is None:
+        return False
+    ins = site.function.instructions
+    return any(ins[k].base_opcode in BARRIERS for k in lp.instructions)
 
 
 class LoopUnrolling(Optimizer):
@@ -18,11 +38,18 @@ class LoopUnrolling(Optimizer):
     factor = 4
 
     def match(self, ctx) -> Match | None:
+        memo: dict = {}
+
+        def barrier(lp) -> bool:
+            if lp.header_offset not in memo:
+                memo[lp.header_offset] = has_barrier(ctx, lp)
+            return memo[lp.header_offset]
+
         def keep(e):
             if e.reason not in DEPENDENCY or e.category == "self" or e.latency <= 0:
                 return False
             lp = ctx.loop_of(e.def_)
-            return lp is not None and ctx.site(e.use).index in lp.instructions
+            return lp is not None and ctx.site(e.use).index in lp.instructions and not barrier(lp)
         m = match_edges(ctx.edges, keep)
         if m is None:
             return None

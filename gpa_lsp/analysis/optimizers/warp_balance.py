@@ -5,6 +5,20 @@ Why samples move to the barrier: a warp released by (or waiting in) a
 reason. The fix concerns the barrier, so a synchronization sample on a
 non-barrier instruction is matched to the nearest barrier before it in the
 same function (when there is one).
+
+Why a shared-memory tree is matched whole: when a function updates shared
+memory in place between barriers (``LDS [a]`` -> arithmetic -> ``STS [a]``, the
+step of a tree reduction or scan), the barriers exist to pass values between
+threads through shared memory. The fix this advice names (warp shuffles, one
+barrier for many reductions) removes that traffic with the barriers: the
+shared loads and stores between barriers, their MIO-queue throttle and waits,
+and the consumers' waits on the shared loads all go, not only the barrier
+stalls. So in such a function the match also claims every sample at a shared
+access that lies between two barriers, and every stall blamed on one. A
+function whose shared accesses are not updated in place (a transpose, a
+stencil reading one array and writing another) keeps the barrier-only match.
+The tree's samples are shown at the barrier before each access, as the barrier
+stalls are: the advice is about the barrier-separated exchange, not one access.
 """
 
 from __future__ import annotations
@@ -12,6 +26,9 @@ from __future__ import annotations
 from .base import Match, Optimizer
 
 BARRIERS = ("BAR", "BARRIER", "MEMBAR", "WARPSYNC", "SYNCS")
+SHARED_LOADS = ("LDS",)
+SHARED_STORES = ("STS",)
+WINDOW = 8           # instructions searched back from a shared store for its in-place combine
 
 
 def _barrier_before(ctx, offset: int) -> int:
@@ -27,6 +44,58 @@ def _barrier_before(ctx, offset: int) -> int:
     return offset
 
 
+def _address(ins) -> str | None:
+    for op in ins.operands:
+        if isinstance(op, str) and op.startswith("["):
+            return op
+    return None
+
+
+def _in_place_combine(ins, k: int) -> bool:
+    """Is shared store ``ins[k]`` fed (through one ALU op) by a shared load of the same address?"""
+    st = ins[k]
+    addr = _address(st)
+    if addr is None:
+        return False
+    data = set(st.srcs) - set(r for r in st.srcs if addr.startswith("[" + r))
+    loads: dict[str, str] = {}      # register -> address of the shared load defining it
+    feeding: set[str] = set(data)
+    for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
+        i = ins[j]
+        if i.base_opcode in BARRIERS:
+            break
+        if i.dsts & feeding:
+            if i.base_opcode in SHARED_LOADS:
+                if _address(i) == addr:
+                    return True
+                continue
+            feeding |= set(i.srcs)
+    return False
+
+
+def shared_tree(ctx, function) -> frozenset[int]:
+    """Offsets of the shared accesses between barriers in a function that updates shared memory in
+    place across barriers (empty when it does not)."""
+    key = ("shared_tree", function.name)
+    if key in ctx.memo:
+        return ctx.memo[key]
+    ins = function.instructions
+    bars = [k for k, i in enumerate(ins) if i.base_opcode in BARRIERS]
+    out: frozenset[int] = frozenset()
+    if bars and any(i.base_opcode in SHARED_STORES and _in_place_combine(ins, k) for k, i in enumerate(ins)):
+        lo, hi = bars[0], bars[-1]
+        loops = ctx.loops.get(function.name, ())
+        barrier_loops = [lp for lp in loops if any(b in lp.instructions for b in bars)]
+
+        def between(k: int) -> bool:
+            return lo < k < hi or any(k in lp.instructions for lp in barrier_loops)
+
+        out = frozenset(i.offset for k, i in enumerate(ins)
+                        if i.base_opcode in SHARED_LOADS + SHARED_STORES and between(k))
+    ctx.memo[key] = out
+    return out
+
+
 class WarpBalance(Optimizer):
     id = "warp_balance"
     title = "Warp Balance"
@@ -35,7 +104,15 @@ class WarpBalance(Optimizer):
                   "arrive and wait (cuda::barrier).")
 
     def match(self, ctx) -> Match | None:
-        out = [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges if e.reason == "synchronization"]
-        if not out:
+        sync = [e for e in ctx.edges if e.reason == "synchronization"]
+        if not sync:
             return None
+        tree: set[int] = set()
+        for fb in ctx.blames:
+            tree |= shared_tree(ctx, fb.function)
+        out = [e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync]
+        # the tree's own accesses (all their samples) and the waits on its loads
+        # (shown at the barrier before them, like the barrier stalls: the advice is the exchange's)
+        out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges
+                if e.reason != "synchronization" and e.def_ in tree]
         return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
