@@ -139,3 +139,17 @@ def test_sources_and_path_mapping(tmp_path):
     assert changed_sources(b, proj) == []
     cu.write_text("// edited\n")
     assert changed_sources(b, proj) == ["src/k.cu"]
+
+
+def test_a_copied_project_reads_its_own_sources(tmp_path):
+    """The recorded absolute path exists (the original project), but the copy's own file wins."""
+    from gpa_lsp.profile.bundle import map_source_path
+
+    original = tmp_path / "orig"
+    copy = tmp_path / "copy"
+    for d in (original, copy):
+        d.mkdir()
+        (d / "k.cu").write_text("// " + d.name)
+    manifest = {"sources": [{"path": "k.cu", "abspath": str(original / "k.cu"), "sha256": "x"}]}
+    assert map_source_path(str(original / "k.cu"), (), copy, manifest) == str((copy / "k.cu").resolve())
+    assert map_source_path(str(original / "k.cu"), (), None, manifest) == str(original / "k.cu")
