@@ -34,12 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except GpaError as exc:
-        print(f"gpa: error: {exc.message}", file=sys.stderr)
+        where = getattr(exc, "path", None)      # ConfigError: the file (and line) at fault
+        if where and getattr(exc, "line", None):
+            where = f"{where}:{exc.line}"
+        print(f"gpa: error: {where + ': ' if where else ''}{exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"gpa: hint: {exc.hint}", file=sys.stderr)
         output = getattr(exc, "output", "") or getattr(exc, "output_tail", "")
         if output:
             print(output.rstrip(), file=sys.stderr)
+        return 2
+    except OSError as exc:      # the disk or the system, not a bug: a message, not a traceback
+        print(f"gpa: error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -256,9 +256,13 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
                 location = Location(path_map(f), l or 1, ctx.entry.name)
     matched = m.samples if opt.kind == "code" else 0.0
     ratio = (m.latency if opt.method.endswith("latency_hiding") else m.samples) / total if opt.kind == "code" else 0.0
-    return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=round(max(1.0, est), 4),
+    point = round(max(1.0, est), 4)
+    rng = opt.estimate_range(ctx, m, point)
+    low, high = (None, None) if rng is None else (round(max(1.0, rng[0]), 4), round(max(point, rng[1]), 4))
+    return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
-                  regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix)
+                  regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix,
+                  estimate_low=low, estimate_high=high)
 
 
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:

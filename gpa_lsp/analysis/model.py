@@ -73,6 +73,9 @@ class Advice:
     regions: tuple[HotRegion, ...] = ()
     hotspots: tuple[Hotspot, ...] = ()        # the top hotspots over all regions
     fix: Fix | None = None
+    # the range the method's own assumptions allow (see Optimizer.estimate_range); None: no range
+    estimate_low: float | None = None
+    estimate_high: float | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import BundleError, ConfigError, GpaError
 
 
 def parse_source_map(items) -> tuple[tuple[str, str], ...]:
@@ -19,15 +19,20 @@ def parse_source_map(items) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("analyze", help="analyse a recorded profile bundle and print ranked advice")
-    p.add_argument("bundle", help="a .gpabundle recorded by `gpa profile`")
+def add_report_arguments(p) -> None:
+    """The options `analyze` and `advise` share: path mapping, output format, kernel filter (see ``emit``)."""
     p.add_argument("--source-root", action="append", metavar="OLD=NEW", default=[],
                    help="map source paths recorded at build time (repeatable)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     fmt.add_argument("--sarif", metavar="FILE", help="write the report as SARIF 2.1.0 ('-' for stdout)")
     p.add_argument("--kernel", metavar="NAME", help="only this kernel (mangled, demangled or a substring)")
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("analyze", help="analyse a recorded profile bundle and print ranked advice")
+    p.add_argument("bundle", help="a .gpabundle recorded by `gpa profile`")
+    add_report_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -41,7 +46,11 @@ def emit(report, args, reader=None) -> int:
         if target == "-":
             sys.stdout.write(text + "\n")
         else:
-            Path(target).write_text(text + "\n", encoding="utf-8")
+            try:
+                Path(target).write_text(text + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise GpaError(f"cannot write {target}: {exc.strerror}",
+                               "check that its folder exists and is writable, or pass '-' for stdout") from None
         return 0
     sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel))
     return 0
@@ -50,6 +59,10 @@ def emit(report, args, reader=None) -> int:
 def run(args) -> int:
     from ..analysis.advisor import advise_bundle
 
+    if Path(args.bundle).is_dir():
+        raise BundleError(f"{args.bundle} is a folder, not a .gpabundle",
+                          "pass the bundle file (e.g. recorded/cupti.gpabundle), or run `gpa advise "
+                          f"{args.bundle}` to replay the bundle of a project folder")
     smap = parse_source_map(args.source_root)
     report = advise_bundle(args.bundle, source_map=smap, root=str(Path.cwd()))
     return emit(report, args)

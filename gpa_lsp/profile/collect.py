@@ -79,6 +79,9 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     cupti = find_cupti()
     lib = injection_library(cupti)
     command, cwd, env = _harness_parts(config, build_output)
+    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, CUPTI's default 512 MB),
+    # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
+    # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
         env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
                     "GPA_CUPTI_SAMPLING_PERIOD": str(config.profile.sampling_period)})
@@ -95,7 +98,11 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
                              sources=_sources(config),
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
                                               "origin": cupti.origin, "complete": run.complete,
-                                              "hardware_buffer_full": run.hardware_buffer_full},
+                                              "hardware_buffer_full": run.hardware_buffer_full,
+                                              "format": run.format, "kernel_records": run.kernel_records,
+                                              "activity_dropped": run.activity_dropped,
+                                              "sampled_contexts": list(run.contexts),
+                                              "drains": {c: list(d) for c, d in run.drains.items()}},
                                     "harness_wall_s": round(res.wall_s, 3)})
     write_bundle(out, Bundle(run.profile, run.cubins, manifest))
     notes = list(run.errors)

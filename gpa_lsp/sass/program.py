@@ -39,6 +39,9 @@ def _read(path_or_bytes) -> tuple[bytes, str]:
         return p.read_bytes(), str(p)
     except FileNotFoundError as exc:
         raise CubinError(f"{p} does not exist", "check the path of the cubin or executable") from exc
+    except IsADirectoryError as exc:
+        raise CubinError(f"{p} is a folder, not a cubin or executable",
+                         "pass the .cubin file, or the program built by nvcc") from exc
     except OSError as exc:
         raise CubinError(f"cannot read {p}: {exc.strerror}", "check the file's permissions") from exc
 
@@ -77,7 +80,11 @@ def load_programs(path) -> list[Program]:
         return [_load_bytes(data, p, p)]
     with tempfile.TemporaryDirectory(prefix="gpa-xelf-") as tmp:
         argv = [find_tool("cuobjdump"), "-xelf", "all", str(Path(p).resolve())]
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, env=tool_env(), timeout=600)
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, env=tool_env(), timeout=600)
+        except subprocess.TimeoutExpired as exc:
+            raise CubinError(f"cuobjdump timed out after 600s extracting the cubins of {p}",
+                             "extract them with `cuobjdump -xelf all` and pass a .cubin") from exc
         cubins = sorted(Path(tmp).glob("*.cubin"))
         if proc.returncode != 0 and not cubins:
             msg = (proc.stderr or proc.stdout).strip()

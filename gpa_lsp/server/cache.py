@@ -18,7 +18,7 @@ import time
 import types as pytypes
 import typing
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..analysis import model as amodel
 
@@ -146,7 +146,3 @@ class ResultCache:
         items.append({"time": time.time(), **item})
         self._write("history.json", items[-200:])
 
-
-def changed_files(old: dict[str, str], new: Iterable[tuple[str, str]]) -> list[str]:
-    new_d = dict(new)
-    return sorted(p for p in set(old) | set(new_d) if old.get(p) != new_d.get(p))

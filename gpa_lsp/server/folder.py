@@ -33,6 +33,7 @@ class Folder:
     state: str = "idle"
     ready: bool = False                                # settings fetched, trust known
     pending: str | None = None                         # a run asked for before that
+    observer: Any = None                               # its watchdog observer (watch.watch_folder)
 
     @property
     def config(self):

@@ -53,10 +53,18 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         for folder in list(ls.folders.values()):
             old = folder.config
             await ls.fetch_settings(folder)
+            if not ls.is_open(folder):
+                continue            # removed from the workspace meanwhile
             ls.recompute_config(folder)
             ls.publish(folder)
             if folder.analysis is None and folder.config.bundle_path and old.bundle_path != folder.config.bundle_path:
                 await ls.start_folder(folder)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(ls, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for f in params.event.removed or ():
+            ls.remove_folder(_path(f.uri))
+        await asyncio.gather(*(ls.open_folder(_path(f.uri)) for f in params.event.added or ()))
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
@@ -210,8 +218,7 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         for folder in ls.folders.values():
             if folder.runner is not None:
                 folder.runner.cancel()
-        if ls.observer is not None:
-            ls.observer.stop()
+        ls.stop_watching()
         from .pipeline import shutdown_pool
         shutdown_pool()
 

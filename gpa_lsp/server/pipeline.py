@@ -28,9 +28,6 @@ from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
 from .cache import ResultCache, result_key, source_hashes
 
-STAGES = ("building", "profiling", "analysing")
-
-
 class Cancelled(Exception):
     """The run was superseded by a newer one or cancelled by the user."""
 

@@ -95,6 +95,7 @@ class PublishingMixin:
         cfg_file = config_file_of(folder.root)
         if folder.error is not None and cfg_file is not None:
             paths.add(cfg_file.resolve())
+        paths = {p for p in paths if self.owns(folder, p)}
         uris: set[str] = set()
         for path in paths:
             uri = from_fs_path(str(path))
@@ -137,6 +138,8 @@ class PublishingMixin:
     def publish_line_heat(self, folder: Folder) -> None:
         sent: set[str] = set()
         for path in (folder.analysis.files if folder.analysis else ()):
+            if not self.owns(folder, path):
+                continue
             params = self.line_heat(folder, path)
             if params["lines"] or params["uri"] in folder.heat_uris:
                 self.notify("gpa/lineHeat", params)

@@ -102,7 +102,3 @@ def index(root: str | Path, outcome: Outcome) -> Analysis:
             if lp is not None:
                 analysis.files.setdefault(lp, FileView()).lines.setdefault(ls.line, []).append((k, ls))
     return analysis
-
-
-def resolver_for(root: str | Path) -> PathResolver:
-    return PathResolver(root)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -45,7 +46,6 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.tracker = Tracker()
         self.stages = stages or Stages()
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-run")
-        self.observer = None
         self.progress_tokens: dict[Path, str] = {}
         self._line_cache: dict[Path, list[str]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -61,6 +61,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         return node
 
     def folder_of(self, uri_or_path: str | Path | None) -> Folder | None:
+        """The innermost workspace folder holding a file (None: outside them all; no argument: the first)."""
         if uri_or_path is None:
             return next(iter(self.folders.values()), None)
         s = str(uri_or_path)
@@ -70,6 +71,16 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             if f.contains(path) and (best is None or len(str(root)) > len(str(best.root))):
                 best = f
         return best
+
+    def owns(self, folder: Folder, path: Path) -> bool:
+        """Whether ``folder`` publishes for ``path``: the innermost folder holding it, or any folder for a
+        file outside them all (a bundle may name one). Two folders never publish for one URI."""
+        owner = self.folder_of(path)
+        return owner is folder or owner is None
+
+    def is_open(self, folder: Folder) -> bool:
+        """Still one of the workspace's folders (a run or a settings request may end after its removal)."""
+        return self.folders.get(folder.root) is folder
 
     def lines_of(self, path: Path) -> list[str]:
         """The current text of a file, by line: the open document when there is one, else the disk."""
@@ -84,6 +95,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
 
     def status(self, folder: Folder, state: str, message: str, result: str | None = None) -> None:
         folder.state = state
+        if not self.is_open(folder):
+            return
         from_cache = bool(folder.analysis and folder.analysis.outcome.from_cache)
         self.notify("gpa/status", {"state": state, "message": message, "root": folder.uri,
                                    "result": result, "fromCache": from_cache})
@@ -125,8 +138,46 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.folders[path] = folder
         return folder
 
+    async def open_folder(self, path: Path) -> None:
+        """A folder added to the running workspace (workspace/didChangeWorkspaceFolders): watch and start it."""
+        path = path.resolve()
+        if path in self.folders:
+            return
+        folder = self.add_folder(path)
+        self._hand_over(folder)
+        self.watch(folder)
+        await self.start_folder(folder)
+
+    def remove_folder(self, path: Path) -> None:
+        """A folder removed from the workspace: stop its runs and watcher, clear what it published."""
+        folder = self.folders.pop(path.resolve(), None)
+        if folder is None:
+            return
+        from .watch import stop_watching
+        stop_watching(folder.observer)
+        folder.observer = None
+        for runner in (folder.runner, folder.replayer):
+            if runner is not None:
+                runner.cancel()
+        self._end_progress(folder, "folder removed")
+        for uri in folder.published:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        for uri in folder.heat_uris:
+            self.notify("gpa/lineHeat", {"uri": uri, "lines": []})
+        folder.published, folder.heat_uris = set(), set()
+        self._hand_over(folder)
+
+    def _hand_over(self, folder: Folder) -> None:
+        """Re-publish the folders enclosing ``folder``: the files it holds change owner when it comes or goes."""
+        for other in list(self.folders.values()):
+            if other is not folder and other.ready and other.contains(folder.root):
+                self.publish(other)
+                self.publish_line_heat(other)
+
     async def start_folder(self, folder: Folder) -> None:
         await self.fetch_settings(folder)
+        if not self.is_open(folder):
+            return
         self.recompute_config(folder)
         folder.ready = True
         self.publish(folder)
@@ -145,6 +196,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             self.status(folder, "error", folder.eff.error.message)
         loop = asyncio.get_running_loop()
         cached = await loop.run_in_executor(self.executor, cached_outcome, folder.config, folder.cache)
+        if not self.is_open(folder):
+            return
         if cached is not None and not cached.stale:
             await self.on_outcome(folder, cached)
             return
@@ -202,6 +255,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
                     or c.profile.collector == "replay")
 
     def on_stage(self, folder: Folder, stage: str, detail: str) -> None:
+        if not self.is_open(folder):
+            return
         self.status(folder, stage, f"{stage} {detail}".strip())
         token = self.progress_tokens.get(folder.root)
         if token is None and self.cap("window", "work_done_progress"):
@@ -232,6 +287,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
     async def on_outcome(self, folder: Folder, outcome: Outcome) -> None:
+        if not self.is_open(folder):
+            return
         if outcome.cancelled:
             self._end_progress(folder, "cancelled")
             self.status(folder, "idle", "cancelled: a newer run replaced it" if folder.runner and folder.runner.running
@@ -239,6 +296,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             return
         if outcome.report is not None:
             analysis = await asyncio.get_running_loop().run_in_executor(self.executor, index, folder.root, outcome)
+            if not self.is_open(folder):
+                return
             folder.analysis = analysis
             for path in analysis.files:
                 self.tracker.reset(from_fs_path(str(path)))
@@ -281,12 +340,24 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
 
     # ---- watching the disk ----------------------------------------------------------------
     def start_watching(self) -> None:
-        from .watch import watch_folders
-        self.observer = watch_folders(self, list(self.folders), self._loop)
+        for folder in self.folders.values():
+            self.watch(folder)
 
-    def on_disk_change(self, path: Path) -> None:
+    def watch(self, folder: Folder) -> None:
+        from .watch import watch_folder
+        if folder.observer is None:
+            folder.observer = watch_folder(self, folder, self._loop)
+
+    def stop_watching(self) -> None:
+        from .watch import stop_watching
+        for folder in self.folders.values():
+            stop_watching(folder.observer)
+            folder.observer = None
+
+    def on_disk_change(self, path: Path, via: Folder | None = None) -> None:
+        """A file changed on disk; ``via``: the folder whose watcher saw it (only its own files count)."""
         folder = self.folder_of(path)
-        if folder is None:
+        if folder is None or (via is not None and via is not folder):
             return
         if path.name.endswith(".gpabundle"):
             bundle = folder.config.bundle_path
@@ -322,18 +393,39 @@ def create_server(stages: Stages | None = None) -> GpaLanguageServer:
     return ls
 
 
+def tcp_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``:PORT``, host 127.0.0.1) -> (host, port); ValueError with the reason otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r} is not HOST:PORT with a port in 1-65535 (e.g. 127.0.0.1:2087)")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpa-lsp", description="gpa-lsp language server (stdio by default)")
     parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (for debugging)")
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING))
-    ls = create_server()
+    level = getattr(logging, args.log_level.upper(), None)
+    if not isinstance(level, int):
+        parser.error(f"--log-level {args.log_level!r}: use DEBUG, INFO, WARNING or ERROR")
+    address = None
     if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        ls.start_tcp(host or "127.0.0.1", int(port))
-    else:
+        try:
+            address = tcp_address(args.tcp)
+        except ValueError as exc:
+            parser.error(f"--tcp {exc}")
+    logging.basicConfig(level=level)
+    ls = create_server()
+    if address is None:
         ls.start_io()
+        return 0
+    try:
+        ls.start_tcp(*address)
+    except OSError as exc:           # unknown host, port in use, not allowed
+        print(f"gpa-lsp: error: cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     return 0
 
 

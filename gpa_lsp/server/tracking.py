@@ -15,17 +15,11 @@ from typing import Iterable
 
 
 class LineMap:
-    def __init__(self, text: str | None = None) -> None:
-        # Lines not in ``_moved`` are at their analysed position unless a shift applies:
-        # store a list of (analysed line -> current line | None) only for lines touched so far,
-        # plus piecewise shifts applied lazily. Files are small; a dense map is simplest.
+    def __init__(self) -> None:
+        # None until the first edit (every line where it was); then a dense list analysed line ->
+        # current line (None: edited) over the span edits have reached. Files are small.
         self._cur: list[int | None] | None = None
         self._net = 0          # total lines added above the lines not yet in ``_cur``
-        self._text = text
-
-    @property
-    def identity(self) -> bool:
-        return self._cur is None
 
     def _ensure(self, nlines: int) -> list[int | None]:
         if self._cur is None:
@@ -73,8 +67,6 @@ class LineMap:
             else:
                 cur[i] = None
         self._net += delta
-        if self._text is not None:
-            self._text = None  # the incremental path does not keep text
 
     def apply_full_change(self, old_text: str, new_text: str) -> None:
         """A whole-document replacement: map lines through a diff."""
@@ -89,11 +81,6 @@ class LineMap:
         for i, c in enumerate(cur):
             cur[i] = remap.get(c) if c is not None else None
 
-    def edited_lines(self) -> Iterable[int]:
-        if self._cur is None:
-            return ()
-        return tuple(i for i, c in enumerate(self._cur) if c is None)
-
 
 class Tracker:
     """LineMaps by URI, reset when a file gets a fresh analysis."""
@@ -104,9 +91,6 @@ class Tracker:
 
     def reset(self, uri: str) -> None:
         self._maps.pop(uri, None)
-
-    def reset_all(self) -> None:
-        self._maps.clear()
 
     def map(self, uri: str) -> LineMap:
         return self._maps.setdefault(uri, LineMap())

@@ -64,8 +64,11 @@ def _plain(obj: Any) -> Any:
 @asynccontextmanager
 async def session(root: Path, *, editor: str = "visual-studio-code", trusted: bool | None = None,
                   settings: dict | None = None, user_settings: dict | None = None, cache: Path | None = None,
-                  env: dict[str, str] | None = None):
-    """An initialized client connected to a fresh server whose workspace is ``root``."""
+                  env: dict[str, str] | None = None, folders: dict[Path, dict | None] | None = None):
+    """An initialized client connected to a fresh server whose workspace is ``root``.
+
+    ``folders``: a multi-root workspace instead, each folder with its own scoped settings (or None).
+    """
     client = make_client()
     server_env = dict(os.environ)
     server_env["GPA_LSP_CACHE"] = str(cache or (root.parent / f".gpa-cache-{root.name}"))
@@ -73,8 +76,11 @@ async def session(root: Path, *, editor: str = "visual-studio-code", trusted: bo
     server_env.update(env or {})
     await client.start_io(sys.executable, "-m", "gpa_lsp.server", env=server_env)
     # scoped (workspace) settings and the user-level ones: trust is read only from the latter
-    if settings is not None:
-        client.set_configuration({"gpa": settings}, scope_uri=from_fs_path(str(root)))
+    if folders is None:
+        folders = {root: settings}
+    for folder, scoped in folders.items():
+        if scoped is not None:
+            client.set_configuration({"gpa": scoped}, scope_uri=from_fs_path(str(folder)))
     client.set_configuration({"gpa": user_settings or {}})
     init: dict[str, Any] = {}
     if trusted is not None:
@@ -82,7 +88,7 @@ async def session(root: Path, *, editor: str = "visual-studio-code", trusted: bo
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities(editor),
         root_uri=from_fs_path(str(root)),
-        workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(root)), name=root.name)],
+        workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in folders],
         initialization_options=init))
     try:
         yield client
@@ -119,3 +125,11 @@ def save_doc(client, path: Path, text: str | None = None) -> None:
 
 def states(client) -> list[str]:
     return [_plain(s).get("state") for s in client.status]
+
+
+def change_folders(client, added: list[Path] = (), removed: list[Path] = ()) -> None:
+    """workspace/didChangeWorkspaceFolders, as an editor sends it when folders are added or removed."""
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+        event=types.WorkspaceFoldersChangeEvent(
+            added=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in added],
+            removed=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in removed])))

@@ -55,3 +55,20 @@ def test_gpa_serve_over_tcp_answers_initialize(tmp_path):
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def test_bad_tcp_addresses_end_with_a_message(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), GPA_LSP_CACHE=str(tmp_path / "cache"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cases = [(["-m", "gpa_lsp.server", "--tcp", "2087"], "is not HOST:PORT"),
+                 (["-m", "gpa_lsp.server", "--tcp", "127.0.0.1:http"], "is not HOST:PORT"),
+                 (["-m", "gpa_lsp.server", "--tcp", "127.0.0.1:70000"], "port in 1-65535"),
+                 (["-m", "gpa_lsp.server", "--tcp", "no such host.invalid:2087"], "cannot listen on"),
+                 (["-m", "gpa_lsp.cli", "serve", "--tcp", f"127.0.0.1:{port}"], "cannot listen on 127.0.0.1")]
+        for argv, needle in cases:
+            proc = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2, (argv, proc.returncode, proc.stderr)
+            assert needle in proc.stderr and "Traceback" not in proc.stderr, (argv, proc.stderr)

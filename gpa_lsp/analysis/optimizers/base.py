@@ -64,6 +64,43 @@ class Optimizer:
             return scoped_latency_hiding(ctx.total, match.scopes)[0]
         raise NotImplementedError(self.method)
 
+    def method_for(self, match: Match) -> str:
+        """The estimator ``estimate`` used for this match (an optimizer may switch on what it found)."""
+        return self.method
+
+    def estimate_range(self, ctx: KernelContext, match: Match, point: float) -> tuple[float, float] | None:
+        """(low, high) around ``point``: what the estimator's two open assumptions allow.
+
+        Why a range from the method and not a sampling interval: with 10^4-10^6 samples the
+        binomial error of ``M/T`` moves an estimate by < 1%, while the model's assumptions move
+        it by tens of percent. Each code estimator assumes something about the samples it cannot
+        see settle:
+
+        * stall elimination -- *low*: only the matched latency samples (cycles the scheduler issued
+          nothing) are lost time; matched stalls overlapped by another warp's issue cost no cycle.
+          *high*: the issue-slot bound ``T / A_kept`` -- everything but the issue slots left may
+          vanish (the fix frees the queue/latency the remaining stalls wait on).
+        * latency hiding (Eq. 3-5) -- *low*: the idle cycles are filled only by the sampled warp's
+          own issue (``selected``, one warp's reordered work); *high*: Eq. 4 unscoped with the
+          scheduler's issued samples (Theorem 5.1's ``<= 2``).
+
+        Parallel estimators return None: their inputs (warps, issue rate) have no such pair.
+        """
+        if self.kind != "code" or ctx.total <= 0:
+            return None
+        method = self.method_for(match)
+        if method == "stall_elimination":
+            low = stall_elimination(ctx.total, match.latency)
+            high = match_issue_bound(ctx, match)
+            if high == float("inf"):
+                high = stall_elimination(ctx.total, match.samples)
+        elif method in ("latency_hiding", "scoped_latency_hiding"):
+            low = latency_hiding(ctx.total, match.latency, ctx.by_category.get("active", 0))
+            high = latency_hiding(ctx.total, match.latency, ctx.active)
+        else:
+            return None
+        return min(low, point), max(high, point)
+
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion
 

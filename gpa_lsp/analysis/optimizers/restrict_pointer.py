@@ -159,6 +159,9 @@ class RestrictPointer(Optimizer):
             return e.category == "global_memory" and s is not None and _plain_global_load(s.instruction)
         return match_edges(ctx.edges, keep)
 
+    def method_for(self, match: Match) -> str:
+        return "stall_elimination" if "reloads" in match.data else "latency_hiding"
+
     def estimate(self, ctx, match: Match) -> float:
         if "reloads" in match.data:
             return stall_elimination(ctx.total, match.samples)

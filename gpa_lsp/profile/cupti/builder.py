@@ -124,7 +124,8 @@ def cache_dir() -> Path:
 
 def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True) -> list[str]:
     argv = [cc, "-O2", "-fPIC", "-std=gnu11", "-Wall", "-Wno-deprecated-declarations",
-            "-I", str(cupti.cuda_include), "-I", str(cupti.include)]
+            # CUPTI's own include first: a toolkit's include dir may hold an older CUPTI's headers
+            "-I", str(cupti.include), "-I", str(cupti.cuda_include)]
     if shared:
         argv += ["-shared", "-o", str(out), str(SOURCE), str(cupti.library),
                  f"-Wl,-rpath,{cupti.libdir}", "-Wl,--disable-new-dtags", "-ldl", "-lpthread"]

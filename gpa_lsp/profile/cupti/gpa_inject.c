@@ -9,10 +9,26 @@
  *     read back against it, and takes the records CUPTI flushed for the
  *     range that ended;
  *   - on each kernel launch (driver API, which the runtime goes through):
- *     writes grid, block and dynamic shared memory, and drains CUPTI's
- *     buffer when it fills up, so the hardware buffer does not overflow;
+ *     writes grid, block, dynamic shared memory and the correlation id, and
+ *     drains CUPTI's buffer when it fills up;
+ *   - traces CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL records (the kernel
+ *     activity is separate from the legacy PC-sampling activity that CUDA 13
+ *     removed, and does not serialize kernels): start/end, registers per
+ *     thread, static and dynamic shared memory, joined to the launch by
+ *     correlation id; CUPTI hands full buffers to buffer_completed from its
+ *     own thread, and everything is flushed at context destroy and exit;
+ *   - drains every context's samples every GPA_CUPTI_DRAIN_MS (default 100)
+ *     from a thread of its own: cuptiPCSamplingGetData never synchronizes the
+ *     device (cupti_pcsampling.h), so a single kernel that runs for seconds
+ *     is drained while it runs, not only at its launch's exit;
  *   - on module unload, context destruction and process exit: drains
  *     everything and disables sampling.
+ * One context per device is sampled at a time: measured on an H200 with
+ * CUPTI 13.0.1 (scripts/gpu/two_contexts.cu), enabling PC sampling on a
+ * second context of the same device makes cuptiPCSamplingGetData fail with
+ * CUPTI_ERROR_UNKNOWN on both, loses every sample and every kernel activity
+ * record. So the first context of a device samples it until it is destroyed;
+ * a context created meanwhile gets its launch records only (a W record).
  * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
  * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
  * permission for the counters, a full hardware buffer) are written there as
@@ -24,11 +40,18 @@
  *     <max blocks/sm> <regs/sm> <smem/sm> <max threads/block> <driver version> <name>
  *   R <ctx> <reason index> <reason name>
  *   M <ctx> <crc hex> <module id> <size> <file name>
- *   L <ctx> <crc hex or 0> <gx> <gy> <gz> <bx> <by> <bz> <dyn smem> <kernel name>
+ *   L <ctx> <crc hex or 0> <gx> <gy> <gz> <bx> <by> <bz> <dyn smem> <correlation id> <kernel name>
+ *   K <ctx> <correlation id> <start ns> <end ns> <regs/thread> <static smem> <dyn smem>
+ *     <gx> <gy> <gz> <bx> <by> <bz> <kernel name>          (kernel activity record)
+ *   Y <activity records CUPTI dropped>
+ *   B <valid bytes> <records> <kernel records>               (one activity buffer handed back)
+ *   C <ctx> <0/1 sampling was on>                            (context destroy callback)
+ *   W <ctx> <device> <ctx that samples that device>          (this context is not sampled)
+ *   Q <ctx> <drains at launch exit> <periodic drains>
  *   P <ctx> <crc hex> <pc offset hex> <function name> <idx>:<samples> ...
  *   T <ctx> <total samples> <dropped samples> <non-user samples> <hardware buffer full 0/1>
  *   E <ctx> <cupti code> <where> <message>
- *   X <launches not written>
+ *   X <launches not written> [<kernel records not written>]
  *   END
  */
 #define _GNU_SOURCE
@@ -41,6 +64,7 @@
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_pcsampling.h>
+#include <cupti_activity.h>
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -52,9 +76,51 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* from cupti_activity.h (stable since CUDA 5), declared here to keep the include set small */
-CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t *contextId);
-CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *deviceId);
+#include <stddef.h>
+
+/* The head of the kernel activity record: the same from CUpti_ActivityKernel4
+ * (CUDA 9) to CUpti_ActivityKernel13 (CUPTI 13.x), and the record CUPTI hands
+ * back is the newest version of its release, whose struct name changes from
+ * release to release. Reading this fixed head keeps the library building
+ * against any CUPTI 12/13; tests compile it with -DGPA_CHECK_LAYOUT to check
+ * the offsets against the installed header. */
+typedef struct __attribute__((packed, aligned(8))) {
+    uint32_t kind;
+    uint8_t cacheConfig;
+    uint8_t sharedMemoryConfig;
+    uint16_t registersPerThread;
+    uint32_t partitionedGlobalCacheRequested;
+    uint32_t partitionedGlobalCacheExecuted;
+    uint64_t start;
+    uint64_t end;
+    uint64_t completed;
+    uint32_t deviceId;
+    uint32_t contextId;
+    uint32_t streamId;
+    int32_t gridX, gridY, gridZ;
+    int32_t blockX, blockY, blockZ;
+    int32_t staticSharedMemory;
+    int32_t dynamicSharedMemory;
+    uint32_t localMemoryPerThread;
+    uint32_t localMemoryTotal;
+    uint32_t correlationId;
+    int64_t gridId;
+    const char *name;
+} gpa_kernel_record;
+
+#define GPA_SAME_OFFSET(f) _Static_assert(offsetof(gpa_kernel_record, f) == offsetof(GPA_CHECK_LAYOUT, f), #f)
+#ifdef GPA_CHECK_LAYOUT
+GPA_SAME_OFFSET(registersPerThread);
+GPA_SAME_OFFSET(start);
+GPA_SAME_OFFSET(end);
+GPA_SAME_OFFSET(contextId);
+GPA_SAME_OFFSET(gridX);
+GPA_SAME_OFFSET(blockZ);
+GPA_SAME_OFFSET(staticSharedMemory);
+GPA_SAME_OFFSET(dynamicSharedMemory);
+GPA_SAME_OFFSET(correlationId);
+GPA_SAME_OFFSET(name);
+#endif
 
 /* The parameter blocks of the launch entry points (their C signatures are
  * frozen, so these match generated_cuda_meta.h of every CUDA 12/13). The
@@ -76,7 +142,9 @@ typedef struct {
     void **extra;
 } gpa_launch_ex_params;
 
-#define GPA_FORMAT 1
+#define GPA_FORMAT 2
+#define GPA_ACTIVITY_BUFFER_BYTES (4u << 20)
+#define GPA_MAX_KERNEL_LINES 200000
 #define GPA_GETDATA_PCS 5000
 #define GPA_DRAIN_REMAINING 1000
 #define GPA_DRAIN_EVERY_LAUNCHES 256
@@ -86,6 +154,7 @@ typedef struct {
 typedef struct GpaCtx {
     CUcontext ctx;
     uint32_t uid;
+    uint32_t dev_id;
     int enabled;
     size_t num_reasons;
     uint32_t *reason_index;
@@ -94,6 +163,8 @@ typedef struct GpaCtx {
     CUpti_PCSamplingData get_buf;     /* cuptiPCSamplingGetData fills this one */
     uint64_t launches_since_drain;
     uint64_t last_drain_ns;
+    uint64_t exit_drains;
+    uint64_t periodic_drains;
     struct GpaCtx *next;
 } GpaCtx;
 
@@ -108,6 +179,11 @@ static size_t g_hw_bytes = 0;
 static GpaCtx *g_ctxs = NULL;
 static uint64_t g_launch_lines = 0;
 static uint64_t g_launches_unwritten = 0;
+static uint64_t g_kernel_lines = 0;        /* under the stream's lock */
+static uint64_t g_kernels_unwritten = 0;
+static uint32_t g_drain_ms = 100;
+static uint32_t g_sleep_ms = 0;
+static int g_activity = 0;
 static CUpti_SubscriberHandle g_subscriber;
 
 /* driver entry points, looked up in the libcuda the process already has */
@@ -179,6 +255,7 @@ static int alloc_data(CUpti_PCSamplingData *d, size_t num_pcs, size_t num_reason
 static void consume(GpaCtx *c, CUpti_PCSamplingData *d)
 {
     if (!g_out) return;
+    flockfile(g_out);   /* whole lines: CUPTI's activity thread writes K lines meanwhile */
     for (size_t i = 0; i < d->totalNumPcs; i++) {
         CUpti_PCSamplingPCData *pc = &d->pPcData[i];
         fprintf(g_out, "P %u %" PRIx64 " %" PRIx64 " %s", c->uid, (uint64_t)pc->cubinCrc, (uint64_t)pc->pcOffset,
@@ -191,6 +268,7 @@ static void consume(GpaCtx *c, CUpti_PCSamplingData *d)
     if (d->totalNumPcs || d->totalSamples || d->droppedSamples || d->hardwareBufferFull)
         fprintf(g_out, "T %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n", c->uid, (uint64_t)d->totalSamples,
                 (uint64_t)d->droppedSamples, (uint64_t)d->nonUsrKernelsTotalSamples, (unsigned)d->hardwareBufferFull);
+    funlockfile(g_out);
     d->totalNumPcs = 0;
     d->totalSamples = 0;
     d->droppedSamples = 0;
@@ -231,9 +309,18 @@ static void drain(GpaCtx *c)
     fflush(g_out);
 }
 
+/* Hand every kernel record CUPTI holds to buffer_completed (which takes no g_lock). */
+static void flush_activity(void)
+{
+    if (!g_activity) return;
+    CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (r != CUPTI_SUCCESS) write_error(0, r, "ActivityFlushAll");
+}
+
 static void finish_ctx(GpaCtx *c)
 {
     if (!c->enabled) return;
+    flush_activity();   /* the context's kernels are done: their records are complete */
     drain(c);
     CUpti_PCSamplingDisableParams p;
     memset(&p, 0, sizeof(p));
@@ -244,6 +331,7 @@ static void finish_ctx(GpaCtx *c)
     /* Disable flushes the last records into the configured buffer */
     if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
     c->enabled = 0;
+    fprintf(g_out, "Q %u %" PRIu64 " %" PRIu64 "\n", c->uid, c->exit_drains, c->periodic_drains);
     fflush(g_out);
 }
 
@@ -279,6 +367,16 @@ static void context_created(CUcontext ctx)
     g_ctxs = c;
     write_device(c);
 
+    const char *off = getenv("GPA_CUPTI_NO_PCSAMPLING");   /* a diagnostic: launch records only */
+    if (off && *off) { fflush(g_out); return; }
+    c->dev_id = UINT32_MAX;
+    cuptiGetDeviceId(ctx, &c->dev_id);
+    for (GpaCtx *o = g_ctxs; o; o = o->next)
+        if (o != c && o->enabled && o->dev_id == c->dev_id) {
+            fprintf(g_out, "W %u %u %u\n", c->uid, c->dev_id, o->uid);
+            fflush(g_out);
+            return;
+        }
     CUpti_PCSamplingEnableParams en;
     memset(&en, 0, sizeof(en));
     en.size = CUpti_PCSamplingEnableParamsSize;
@@ -318,7 +416,7 @@ static void context_created(CUcontext ctx)
         return;
     }
 
-    CUpti_PCSamplingConfigurationInfo info[6];
+    CUpti_PCSamplingConfigurationInfo info[7];
     int n = 0;
     memset(info, 0, sizeof(info));
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
@@ -342,6 +440,11 @@ static void context_created(CUcontext ctx)
     if (g_hw_bytes) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
         info[n].attributeData.hardwareBufferSizeData.hardwareBufferSize = g_hw_bytes;
+        n++;
+    }
+    if (g_sleep_ms) {
+        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
+        info[n].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan = g_sleep_ms;
         n++;
     }
     CUpti_PCSamplingConfigurationInfoParams cp;
@@ -425,8 +528,8 @@ static void launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid)
     uint64_t crc = 0; /* the resource callbacks give no CUmodule: the reader joins launches by name */
     GpaCtx *c = find_ctx(cb->context);
     if (g_launch_lines < GPA_MAX_LAUNCH_LINES) {
-        fprintf(g_out, "L %u %" PRIx64 " %u %u %u %u %u %u %u %s\n", c ? c->uid : cb->contextUid, crc, g[0], g[1], g[2],
-                b[0], b[1], b[2], smem, cb->symbolName ? cb->symbolName : "?");
+        fprintf(g_out, "L %u %" PRIx64 " %u %u %u %u %u %u %u %u %s\n", c ? c->uid : cb->contextUid, crc, g[0], g[1],
+                g[2], b[0], b[1], b[2], smem, cb->correlationId, cb->symbolName ? cb->symbolName : "?");
         g_launch_lines++;
     } else {
         g_launches_unwritten++;
@@ -442,8 +545,68 @@ static void launch_exit(const CUpti_CallbackData *cb)
      * drain every few launches or milliseconds so it neither overflows nor
      * leaves all the decoding for the end of the run. */
     if (c->config_buf.totalNumPcs || c->config_buf.remainingNumPcs >= GPA_DRAIN_REMAINING ||
-        c->launches_since_drain >= GPA_DRAIN_EVERY_LAUNCHES || now_ns() - c->last_drain_ns >= GPA_DRAIN_EVERY_NS)
+        c->launches_since_drain >= GPA_DRAIN_EVERY_LAUNCHES || now_ns() - c->last_drain_ns >= GPA_DRAIN_EVERY_NS) {
         drain(c);
+        c->exit_drains++;
+    }
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = (uint8_t *)aligned_alloc(8, GPA_ACTIVITY_BUFFER_BYTES);
+    *size = *buffer ? GPA_ACTIVITY_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+/* Called by CUPTI (its own thread, or the caller of cuptiActivityFlushAll): never takes g_lock. */
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)size;
+    if (!buffer) return;
+    if (g_out) {
+        flockfile(g_out);
+        CUpti_Activity *rec = NULL;
+        unsigned records = 0, kernels = 0;
+        while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+            records++;
+            if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
+            kernels++;
+            const gpa_kernel_record *k = (const gpa_kernel_record *)rec;
+            if (g_kernel_lines >= GPA_MAX_KERNEL_LINES) { g_kernels_unwritten++; continue; }
+            g_kernel_lines++;
+            fprintf(g_out, "K %u %u %" PRIu64 " %" PRIu64 " %u %d %d %d %d %d %d %d %d %s\n", k->contextId,
+                    k->correlationId, k->start, k->end, (unsigned)k->registersPerThread, k->staticSharedMemory,
+                    k->dynamicSharedMemory, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
+                    k->name ? k->name : "?");
+        }
+        fprintf(g_out, "B %zu %u %u\n", valid, records, kernels);
+        size_t dropped = 0;
+        if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+            fprintf(g_out, "Y %zu\n", dropped);
+        fflush(g_out);
+        funlockfile(g_out);
+    }
+    free(buffer);
+}
+
+/* The periodic drain: a long kernel's samples are taken while it runs. */
+static void *drain_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {g_drain_ms / 1000, (long)(g_drain_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&g_lock);
+        if (g_finished) { pthread_mutex_unlock(&g_lock); break; }
+        uint64_t t = now_ns();
+        for (GpaCtx *c = g_ctxs; c; c = c->next)
+            if (c->enabled && t - c->last_drain_ns >= (uint64_t)g_drain_ms * 1000000ull) {
+                drain(c);
+                c->periodic_drains++;
+            }
+        pthread_mutex_unlock(&g_lock);
+    }
+    return NULL;
 }
 
 static void finish_all(void)
@@ -451,7 +614,11 @@ static void finish_all(void)
     pthread_mutex_lock(&g_lock);
     if (!g_finished && g_out) {
         for (GpaCtx *c = g_ctxs; c; c = c->next) finish_ctx(c);
-        if (g_launches_unwritten) fprintf(g_out, "X %" PRIu64 "\n", g_launches_unwritten);
+        flush_activity();
+        flockfile(g_out);
+        if (g_launches_unwritten || g_kernels_unwritten)
+            fprintf(g_out, "X %" PRIu64 " %" PRIu64 "\n", g_launches_unwritten, g_kernels_unwritten);
+        funlockfile(g_out);
         fprintf(g_out, "END\n");
         fflush(g_out);
         g_finished = 1;
@@ -476,7 +643,10 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti
             break;
         case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
             GpaCtx *c = find_ctx(rd->context);
-            if (c) finish_ctx(c);
+            if (c) {
+                fprintf(g_out, "C %u %d\n", c->uid, c->enabled);
+                finish_ctx(c);
+            }
             break;
         }
         case CUPTI_CBID_RESOURCE_MODULE_LOADED:
@@ -517,6 +687,8 @@ int InitializeInjection(void)
     if (g_period > 31) g_period = 31;
     g_scratch_bytes = env_size("GPA_CUPTI_SCRATCH_BYTES", 0);
     g_hw_bytes = env_size("GPA_CUPTI_HW_BYTES", 0);
+    g_drain_ms = (uint32_t)env_size("GPA_CUPTI_DRAIN_MS", 100);
+    g_sleep_ms = (uint32_t)env_size("GPA_CUPTI_WORKER_SLEEP_MS", 0);
     uint32_t api = 0;
     cuptiGetVersion(&api);
     fprintf(g_out, "V %d %u %u\n", GPA_FORMAT, api, g_period);
@@ -538,6 +710,22 @@ int InitializeInjection(void)
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
+
+    const char *no_act = getenv("GPA_CUPTI_NO_ACTIVITY");
+    if (!no_act || !*no_act) {
+        r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+        if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        if (r == CUPTI_SUCCESS) g_activity = 1;
+        else write_error(0, r, "ActivityEnable");
+    }
+    if (g_drain_ms) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, drain_thread, NULL) != 0) fprintf(g_out, "E 0 0 DrainThread not_started\n");
+        pthread_attr_destroy(&attr);
+    }
     fflush(g_out);
     pthread_mutex_unlock(&g_lock);
     atexit(finish_all);

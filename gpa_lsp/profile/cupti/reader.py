@@ -5,6 +5,13 @@ contexts; stall reason indices are resolved with each context's own table
 (indices differ by chip). Kernels are the launched ones plus any function
 that has samples; cubins are keyed by sha256 like the bundle. Standard
 library only: this runs on the GPU machine.
+
+Launches come from two records joined by CUPTI's correlation id: ``L`` (the
+driver API callback: grid, block, dynamic shared memory as the program asked)
+and ``K`` (the kernel activity record: start/end, registers per thread,
+static shared memory). A ``K`` without its ``L`` (a graph launch, say) is a
+launch too; an ``L`` without its ``K`` (format 1, or activity tracing that
+failed) keeps registers 0 and no duration.
 """
 
 from __future__ import annotations
@@ -36,6 +43,30 @@ class CuptiRun:
     launches_seen: dict[str, int] = field(default_factory=dict)
     hardware_buffer_full: int = 0
     cupti_version: int = 0
+    format: int = 0
+    kernel_records: int = 0        # K lines (kernel activity records) read
+    activity_dropped: int = 0      # activity records CUPTI dropped (Y lines)
+    drains: dict[str, tuple[int, int]] = field(default_factory=dict)  # ctx -> (at launch exit, periodic)
+    contexts: tuple[str, ...] = ()  # the contexts that had PC sampling configured (R records)
+
+
+@dataclass
+class _Rec:
+    """One launch as the two records give it; ``order`` keeps the program's launch order."""
+
+    order: tuple[int, int]
+    name: str
+    grid: tuple[int, int, int] = (0, 0, 0)
+    block: tuple[int, int, int] = (0, 0, 0)
+    dynamic_shared: int = 0
+    registers: int = 0
+    static_shared: int = 0
+    duration_ns: int | None = None
+    launched: bool = False         # an L record was seen
+
+    def launch(self) -> Launch:
+        return Launch(grid=self.grid, block=self.block, dynamic_shared=self.dynamic_shared,
+                      registers=self.registers, static_shared=self.static_shared, duration_ns=self.duration_ns)
 
 
 def _matches(name: str, demangled: str, filters: Sequence[str]) -> bool:
@@ -57,13 +88,16 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
     crc_file: dict[str, str] = {}
     stalls: dict[tuple[str, str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     not_issued: dict[tuple[str, str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    launches: dict[str, list[Launch]] = defaultdict(list)
+    recs: dict[int, _Rec] = {}          # correlation id -> launch
+    uncorrelated: list[_Rec] = []        # format 1 L lines
     launch_count: dict[str, int] = defaultdict(int)
+    kernel_records = activity_dropped = 0
+    drains: dict[str, tuple[int, int]] = {}
     device: Device | None = None
     errors: list[str] = []
     total = dropped = hwfull = 0
     period = None
-    version = 0
+    version = fmt = 0
     complete = False
     for line in path.read_text(errors="replace").splitlines():
         parts = line.split(" ")
@@ -82,12 +116,37 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                     name, ni = reason
                     (slot_ni if ni else slot_all)[name] += int(n)
             elif tag == "L":
-                name = parts[10] if len(parts) > 10 else "?"
+                grid = (int(parts[3]), int(parts[4]), int(parts[5]))
+                block = (int(parts[6]), int(parts[7]), int(parts[8]))
+                if fmt >= 2:
+                    corr, name = int(parts[10]), parts[11]
+                    r = recs.get(corr) or recs.setdefault(corr, _Rec(order=(0, corr), name=name))
+                else:
+                    name, corr = (parts[10] if len(parts) > 10 else "?"), None
+                    r = _Rec(order=(1, len(uncorrelated)), name=name)
+                    uncorrelated.append(r)
                 launch_count[name] += 1
-                if len(launches[name]) < MAX_LAUNCHES_PER_KERNEL:
-                    launches[name].append(Launch(grid=(int(parts[3]), int(parts[4]), int(parts[5])),
-                                                 block=(int(parts[6]), int(parts[7]), int(parts[8])),
-                                                 dynamic_shared=int(parts[9])))
+                r.launched, r.name, r.grid, r.block = True, name, grid, block
+                r.dynamic_shared = int(parts[9])
+            elif tag == "K":
+                corr, start, end = int(parts[2]), int(parts[3]), int(parts[4])
+                kernel_records += 1
+                r = recs.get(corr) or recs.setdefault(corr, _Rec(order=(0, corr), name=parts[14]))
+                r.registers, r.static_shared = int(parts[5]), int(parts[6])
+                if not r.launched:   # no callback for this launch: the record's own geometry
+                    r.dynamic_shared = int(parts[7])
+                    r.grid = (int(parts[8]), int(parts[9]), int(parts[10]))
+                    r.block = (int(parts[11]), int(parts[12]), int(parts[13]))
+                    r.name = parts[14]
+                # start = end = 0: CUPTI could not time it
+                r.duration_ns = end - start if end > start > 0 else None
+            elif tag == "W":
+                errors.append(f"context {parts[1]} was not sampled (launches only): CUPTI samples one context per "
+                              f"device at a time, and context {parts[3]} had device {parts[2]}")
+            elif tag == "Y":
+                activity_dropped += int(parts[1])
+            elif tag == "Q":
+                drains[parts[1]] = (int(parts[2]), int(parts[3]))
             elif tag == "R":
                 got = parse_reason(parts[3])
                 if got:
@@ -105,13 +164,21 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                                 registers_per_sm=v[7], shared_memory_per_sm=v[8], max_threads_per_block=v[9],
                                 driver_version=str(v[10]), cuda_version=f"{v[10] // 1000}.{(v[10] % 1000) // 10}")
             elif tag == "V":
-                version, period = int(parts[2]), int(parts[3])
+                fmt, version, period = int(parts[1]), int(parts[2]), int(parts[3])
             elif tag == "E":
                 errors.append(" ".join(parts[3:]) + f" (CUPTI error {parts[2]})")
             elif tag == "END":
                 complete = True
         except (IndexError, ValueError):
             continue  # a line cut short by a crash
+    launches: dict[str, list[Launch]] = defaultdict(list)
+    for r in sorted([*recs.values(), *uncorrelated], key=lambda r: r.order):
+        if not r.launched:
+            launch_count[r.name] += 1   # traced by the activity API only (e.g. a graph launch)
+        if len(launches[r.name]) < MAX_LAUNCHES_PER_KERNEL:
+            launches[r.name].append(r.launch())
+    if activity_dropped:
+        errors.append(f"CUPTI dropped {activity_dropped} kernel activity record(s): some launches have no duration")
     if any("INSUFFICIENT_PRIVILEGES" in e for e in errors):
         raise privileges_error("CUPTI", next(e for e in errors if "INSUFFICIENT_PRIVILEGES" in e))
 
@@ -160,7 +227,8 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                       "(raise [profile] sampling_period)")
     run = CuptiRun(profile=profile, cubins={k: v for k, v in cubin_bytes.items() if k in used}, errors=errors,
                    complete=complete, launches_seen=dict(launch_count), hardware_buffer_full=hwfull,
-                   cupti_version=version)
+                   cupti_version=version, format=fmt, kernel_records=kernel_records,
+                   activity_dropped=activity_dropped, drains=drains, contexts=tuple(sorted(reason_of)))
     if not pcs:
         if any("hardware_buffer_full" in e for e in errors):
             raise ProfilingError("CUPTI's hardware sample buffer overflowed and no samples could be read back",
