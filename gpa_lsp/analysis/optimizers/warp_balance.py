@@ -31,17 +31,29 @@ SHARED_STORES = ("STS",)
 WINDOW = 8           # instructions searched back from a shared store for its in-place combine
 
 
+def _last_barriers(ctx, function) -> tuple[int, ...]:
+    """Per instruction index, the offset of the nearest barrier at or before it (-1: none).
+
+    One pass per function, memoised: the match asks for every synchronization
+    edge, and a backwards scan per edge was quadratic on large unrolled kernels.
+    """
+    key = ("last_barriers", function.name)
+    if key not in ctx.memo:
+        out, last = [], -1
+        for i in function.instructions:
+            if i.base_opcode in BARRIERS:
+                last = i.offset
+            out.append(last)
+        ctx.memo[key] = tuple(out)
+    return ctx.memo[key]
+
+
 def _barrier_before(ctx, offset: int) -> int:
     site = ctx.site(offset)
     if site is None:
         return offset
-    ins = site.function.instructions
-    if ins[site.index].base_opcode in BARRIERS:
-        return offset
-    for k in range(site.index - 1, -1, -1):
-        if ins[k].base_opcode in BARRIERS:
-            return ins[k].offset
-    return offset
+    found = _last_barriers(ctx, site.function)[site.index]
+    return offset if found < 0 else found
 
 
 def _address(ins) -> str | None:
