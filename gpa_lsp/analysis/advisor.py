@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
-from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Program
 
 from .blame import BlameEdge, FunctionBlame, blame_function
@@ -60,7 +59,7 @@ def _analyze(programs, profile, *, config, reader, path_map, optimizers, source)
     reader = reader or make_reader()
     path_map = path_map or (lambda p: p)
     max_advice = config.advice.max_per_kernel if config is not None else 8
-    grand_total = sum(p.total for p in profile.pcs) or 0
+    grand_total = sum(n for p in profile.pcs for _, n in p.stalls) or 0   # PCStats.total, summed inline
     by_kernel: dict[tuple[str, str], list[PCStats]] = defaultdict(list)
     for p in profile.pcs:
         by_kernel[(p.cubin, p.function)].append(p)
@@ -144,10 +143,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             advice.append(_advice(ctx, opt, m, est, path_map))
     advice = rank(advice)
     file, line = _kernel_line(ctx)
-    by_cat: dict[str, int] = defaultdict(int)
-    for p in ctx.pcs.values():
-        for r, n in p.stalls:
-            by_cat[reason_category(r)] += n
+    by_cat = ctx.by_category     # the same sums, in the same order
     launches = kernel.launches
     durations = [l.duration_ns for l in launches if l.duration_ns]
     return KernelReport(
@@ -212,22 +208,36 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
         got[0] += e.stall
         got[1] = max(got[1], e.distance)
     hot = sorted(pairs.items(), key=lambda kv: -kv[1][0])
-    all_spots = [Hotspot(_loc(ctx, d, path_map), _loc(ctx, u, path_map), v[1], v[0], v[0] / total, v[2])
-                 for (d, u), v in hot]
+    # Hotspot objects only for the pairs shown (the top few overall and per region): a large
+    # match has 10^4 pairs, of which a region needs only the source lines
+    made: dict[int, Hotspot] = {}
+
+    def spot(i: int) -> Hotspot:
+        got = made.get(i)
+        if got is None:
+            (d, u), v = hot[i]
+            got = made[i] = Hotspot(_loc(ctx, d, path_map), _loc(ctx, u, path_map), v[1], v[0], v[0] / total, v[2])
+        return got
+
+    loc_at = ctx.location
     # regions: innermost loop of the def, else the function
     regions: dict[object, list] = {}
-    for ((d, u), v), spot in zip(hot, all_spots):
+    for i, ((d, u), v) in enumerate(hot):
         site = ctx.site(d)
         lp = ctx.loop_of(d)
         key = (site.function.name, lp.header_offset) if lp else (site.function.name if site else "", None)
-        regions.setdefault(key, [lp, site, 0.0, []])
-        r = regions[key]
+        r = regions.get(key)
+        if r is None:
+            r = regions[key] = [lp, site, 0.0, []]
         r[2] += v[0]
-        r[3].append(spot)
+        r[3].append(i)
     out_regions = []
-    for key, (lp, site, samples, spots) in sorted(regions.items(), key=lambda kv: -kv[1][2])[:MAX_REGIONS]:
-        lines = [s.def_.line for s in spots if s.def_.line] + [s.use.line for s in spots if s.use.line]
-        file = next((s.def_.file for s in spots if s.def_.file), "")
+    for key, (lp, site, samples, members) in sorted(regions.items(), key=lambda kv: -kv[1][2])[:MAX_REGIONS]:
+        dlocs = [loc_at(hot[i][0][0]) for i in members]
+        ulocs = [loc_at(hot[i][0][1]) for i in members]
+        lines = [l.line for l in dlocs if l is not None and l.line] + [l.line for l in ulocs if l is not None and l.line]
+        file = next((f for f in (path_map(l.file) for l in dlocs if l is not None) if f), "")
+        spots = [spot(i) for i in members[:MAX_HOTSPOTS]]
         rng = (min(lines), max(lines)) if lines else (0, 0)
         if lp is not None:
             name = f"loop at {os.path.basename(lp.file or file)}:{lp.line}" if lp.line else "loop"
@@ -261,7 +271,8 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
     low, high = (None, None) if rng is None else (round(max(1.0, rng[0]), 4), round(max(point, rng[1]), 4))
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
-                  regions=tuple(out_regions), hotspots=tuple(all_spots[:MAX_HOTSPOTS]), fix=fix,
+                  regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
+                  fix=fix,
                   estimate_low=low, estimate_high=high)
 
 
@@ -330,28 +341,35 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
     own: dict[tuple[str, int], dict] = {}
 
     def slot(file: str, line: int) -> dict:
-        return own.setdefault((file, line), {"samples": 0, "issued": 0, "reasons": defaultdict(int),
-                                             "blamed": 0.0, "cats": defaultdict(float), "from": defaultdict(float),
-                                             "ins": []})
+        got = own.get((file, line))
+        if got is None:
+            got = own[(file, line)] = {"samples": 0, "issued": 0, "reasons": defaultdict(int), "blamed": 0.0,
+                                       "cats": defaultdict(float), "from": defaultdict(float), "ins": []}
+        return got
 
     pcs = ctx.pcs
+    total_at, issued_at = ctx.total_at, ctx.issued_at
     for fb in ctx.blames:
         for ins in fb.function.instructions:
-            if ins.loc is None:
+            loc = ins.loc
+            if loc is None:
                 continue
-            p = pcs.get(ins.offset)
-            s = slot(ins.loc.file, ins.loc.line)
-            s["ins"].append((ins.offset, ins.text or f"{ins.opcode} {', '.join(ins.operands)}", p.total if p else 0))
+            off = ins.offset
+            p = pcs.get(off)
+            s = slot(loc.file, loc.line)
+            s["ins"].append((off, ins.text or f"{ins.opcode} {', '.join(ins.operands)}", total_at[off] if p else 0))
             if p is not None:
-                s["samples"] += p.total
-                s["issued"] += p.issued
+                s["samples"] += total_at[off]
+                s["issued"] += issued_at[off]
+                reasons = s["reasons"]
                 for r, n in p.stalls:
-                    s["reasons"][r] += n
+                    reasons[r] += n
+    location = ctx.location
     for e in ctx.edges:
         if e.category == "self":
             continue
-        d = ctx.location(e.def_)
-        u = ctx.location(e.use)
+        d = location(e.def_)
+        u = location(e.use)
         if d is None:
             continue
         s = slot(d.file, d.line)

@@ -23,10 +23,7 @@ from .sources import LineReader
 class Site(NamedTuple):
     function: Function
     index: int
-
-    @property
-    def instruction(self) -> Instruction:
-        return self.function.instructions[self.index]
+    instruction: Instruction     # function.instructions[index], stored: optimizers read it per edge
 
 
 @dataclass
@@ -45,9 +42,15 @@ class KernelContext:
     memo: dict = field(default_factory=dict)       # per-kernel caches optimizers may share
 
     def __post_init__(self) -> None:
+        sites = self._sites
         for fb in self.blames:
-            for k, ins in enumerate(fb.function.instructions):
-                self._sites[ins.offset] = Site(fb.function, k)
+            fn = fb.function
+            for k, ins in enumerate(fn.instructions):
+                sites[ins.offset] = Site(fn, k, ins)
+        # ``site`` and ``location`` are asked for once or twice per blame edge by every optimizer
+        # (10^5 calls on a large kernel): bound dict lookups instead of method calls
+        self.site = sites.get
+        self.location = self._locations.get
 
     # --- samples ---------------------------------------------------------------------------
     @cached_property
@@ -58,12 +61,22 @@ class KernelContext:
         return out
 
     @cached_property
+    def total_at(self) -> dict[int, int]:
+        """offset -> all samples (``PCStats.total``, summed once)."""
+        return {o: sum(n for _, n in p.stalls) for o, p in self.pcs.items()}
+
+    @cached_property
+    def latency_at(self) -> dict[int, int]:
+        """offset -> latency samples (``PCStats.latency``, summed once)."""
+        return {o: sum(n for _, n in p.not_issued) for o, p in self.pcs.items()}
+
+    @cached_property
     def total(self) -> int:
-        return sum(p.total for p in self.pcs.values())
+        return sum(self.total_at.values())
 
     @cached_property
     def latency(self) -> int:
-        return sum(p.latency for p in self.pcs.values())
+        return sum(self.latency_at.values())
 
     @cached_property
     def active(self) -> int:
@@ -72,9 +85,13 @@ class KernelContext:
     @cached_property
     def by_category(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
+        cats: dict[str, str] = {}
         for p in self.pcs.values():
             for r, n in p.stalls:
-                out[reason_category(r)] += n
+                c = cats.get(r)
+                if c is None:
+                    c = cats[r] = reason_category(r)
+                out[c] += n
         return dict(out)
 
     def share(self, category: str) -> float:
@@ -84,8 +101,44 @@ class KernelContext:
     def edges(self) -> list[BlameEdge]:
         return [e for fb in self.blames for e in fb.edges]
 
+    @cached_property
+    def _edge_index(self) -> dict[tuple[str, str], list[int]]:
+        """(reason, category) -> positions in ``edges``, built in one pass."""
+        out: dict[tuple[str, str], list[int]] = {}
+        for k, e in enumerate(self.edges):
+            key = (e.reason, e.category)
+            got = out.get(key)
+            if got is None:
+                out[key] = [k]
+            else:
+                got.append(k)
+        return out
+
+    def edges_where(self, reasons=None, categories=None, *, not_reasons=()) -> list[BlameEdge]:
+        """The edges whose reason is in ``reasons`` (and not in ``not_reasons``) and whose category
+        is in ``categories`` (None: any), in ``edges`` order, memoised.
+
+        Why: most optimizers match one or two stall reasons or def classes, and filtering 10^5
+        edges through a per-edge ``keep`` in every one of them was a good part of the advisor's
+        time. Order is kept so that matched sums add up in the same order as over ``edges``.
+        """
+        key = ("edges_where", None if reasons is None else frozenset(reasons),
+               None if categories is None else frozenset(categories), frozenset(not_reasons))
+        got = self.memo.get(key)
+        if got is None:
+            groups = [ks for (r, c), ks in self._edge_index.items()
+                      if (reasons is None or r in reasons) and r not in not_reasons
+                      and (categories is None or c in categories)]
+            edges = self.edges
+            if len(groups) == 1:
+                got = [edges[k] for k in groups[0]]
+            else:
+                got = [edges[k] for k in sorted(k for ks in groups for k in ks)]
+            self.memo[key] = got
+        return got
+
     # --- structure -------------------------------------------------------------------------
-    def site(self, offset: int) -> Site | None:
+    def site(self, offset: int) -> Site | None:   # replaced per instance by ``_sites.get``
         return self._sites.get(offset)
 
     @cached_property
@@ -109,7 +162,8 @@ class KernelContext:
 
     @cached_property
     def issued_at(self) -> dict[int, int]:
-        return {o: p.issued for o, p in self.pcs.items()}
+        lat = self.latency_at
+        return {o: t - lat[o] for o, t in self.total_at.items()}
 
     def issued_in(self, function: Function, indices) -> int:
         got = self.issued_at
@@ -126,6 +180,10 @@ class KernelContext:
         ins = function.instructions
         return sum(got.get(ins[k].offset, 0) for k in indices)
 
-    def location(self, offset: int):
+    def location(self, offset: int):   # replaced per instance by ``_locations.get``
         s = self.site(offset)
         return s.instruction.loc if s else None
+
+    @cached_property
+    def _locations(self) -> dict:
+        return {o: s.instruction.loc for o, s in self._sites.items() if s.instruction.loc is not None}

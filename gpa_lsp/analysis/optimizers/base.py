@@ -31,12 +31,13 @@ class Match:
 def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | bool] = lambda e: True) -> Match | None:
     """Edges where ``keep`` is true (or a weight in 0..1 that scales the edge)."""
     out = []
+    add = out.append
     for e in edges:
         w = keep(e)
         if w is True:
-            out.append(e)
+            add(e)
         elif w and float(w) > 0:
-            out.append(e._replace(stall=e.stall * float(w), latency=e.latency * float(w)))
+            add(e._replace(stall=e.stall * float(w), latency=e.latency * float(w)))
     if not out:
         return None
     return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))

@@ -26,7 +26,7 @@ class CodeReordering(Optimizer):
                   "between a load and its first use.")
 
     def match(self, ctx) -> Match | None:
-        m = match_edges(ctx.edges, lambda e: e.reason in DEPENDENCY and e.category != "self" and e.latency > 0)
+        m = match_edges(ctx.edges_where(reasons=DEPENDENCY), lambda e: e.category != "self" and e.latency > 0)
         if m is None:
             return None
         return Match(m.edges, m.samples, m.latency,

@@ -91,10 +91,11 @@ def library_weights(ctx) -> dict[tuple[str, int], float]:
     if got is not None:
         return got
     executed: dict[tuple[str, int], int] = {}
-    for off, pc in ctx.pcs.items():
+    issued = ctx.issued_at
+    for off in ctx.pcs:
         site = ctx.site(off)
         loc = site.instruction.loc if site else None
-        if loc is None or pc.issued <= 0 or _is_memory(site.instruction):
+        if loc is None or issued[off] <= 0 or _is_memory(site.instruction):
             continue
         executed[(loc.file, loc.line)] = executed.get((loc.file, loc.line), 0) + 1
     out: dict[tuple[str, int], float] = {}
@@ -123,21 +124,30 @@ class FastMath(Optimizer):
         if ctx.share("instruction_fetch") > 0.2:
             return None  # GPA: fetch-bound slow paths are Function Split's business
         weights = library_weights(ctx)
+        site_of = ctx.site
+        use_part: dict[int, object] = {}    # use offset -> what keep returns when the def qualifies
+        def_ok: dict[int, bool] = {}
 
         def keep(e):
-            if e.reason in _NOT_LIBRARY:
+            w = use_part.get(e.use)
+            if w is None:
+                site = site_of(e.use)
+                if site is None or _is_memory(site.instruction):
+                    w = False
+                elif in_math_library(site):
+                    w = True
+                else:
+                    loc = site.instruction.loc
+                    w = weights.get((loc.file, loc.line), 0.0) if loc is not None else False
+                use_part[e.use] = w
+            if w is False:
                 return False
-            site = ctx.site(e.use)
-            if site is None or _is_memory(site.instruction):
-                return False
-            d = ctx.site(e.def_)
-            if d is None or _is_memory(d.instruction):
-                return False
-            if in_math_library(site):
-                return True
-            loc = site.instruction.loc
-            return weights.get((loc.file, loc.line), 0.0) if loc is not None else False
-        return match_edges(ctx.edges, keep)
+            ok = def_ok.get(e.def_)
+            if ok is None:
+                d = site_of(e.def_)
+                ok = def_ok[e.def_] = d is not None and not _is_memory(d.instruction)
+            return w if ok else False
+        return match_edges(ctx.edges_where(not_reasons=_NOT_LIBRARY), keep)
 
     def fix(self, ctx, match) -> Fix | None:
         return Fix("fast_math", None, None, {"flag": "--use_fast_math"})

@@ -25,8 +25,8 @@ class FunctionSplit(Optimizer):
     def match(self, ctx) -> Match | None:
         def keep(e):
             site = ctx.site(e.use)
-            return e.reason == "instruction_fetch" and site is not None and bool(site.instruction.inline)
-        return match_edges(ctx.edges, keep)
+            return site is not None and bool(site.instruction.inline)
+        return match_edges(ctx.edges_where(reasons=("instruction_fetch",)), keep)
 
     def fix(self, ctx, match):
         from collections import Counter

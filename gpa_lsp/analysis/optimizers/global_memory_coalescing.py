@@ -74,7 +74,8 @@ def drain_edges(ctx) -> list[BlameEdge]:
     """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
     if "coalescing_drain" in ctx.memo:
         return ctx.memo["coalescing_drain"]
-    drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()]
+    drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()
+              if any(r == DRAIN for r, _ in p.stalls)]
     drains = [d for d in drains if d[1] > 0]
     stores = [(o, p.sectors) for o, p in ctx.pcs.items() if p.sectors and _is_store(ctx, o)]
     out: list[BlameEdge] = []
@@ -121,7 +122,8 @@ class GlobalMemoryCoalescing(Optimizer):
 
     def match(self, ctx) -> Match | None:
         out = []
-        for e in list(ctx.edges) + drain_edges(ctx):
+        # only these reasons can get a weight (coalescing_weight, queue_weight)
+        for e in ctx.edges_where(reasons=MEMORY_REASONS + ("execution_dependency",)) + drain_edges(ctx):
             if e.reason == "memory_throttle" and e.category == "self" and ctx.pcs.get(e.def_) is not None \
                     and DRAIN in ctx.pcs[e.def_].stall_dict() and not ctx.pcs[e.def_].sectors:
                 continue  # raw drain samples: counted through drain_edges on the stores

@@ -75,10 +75,8 @@ class LoopNoUnroll(Optimizer):
 
     def match(self, ctx) -> Match | None:
         def keep(e):
-            if e.reason != "instruction_fetch":
-                return False
             return ctx.loop_of(e.use) is not None or bool(flattened_loops(ctx, e.use))
-        return match_edges(ctx.edges, keep)
+        return match_edges(ctx.edges_where(reasons=("instruction_fetch",)), keep)
 
     def fix(self, ctx, match: Match) -> Fix | None:
         for off, _ in hottest(match.edges, key=lambda e: e.use):

@@ -46,11 +46,11 @@ class LoopUnrolling(Optimizer):
             return memo[lp.header_offset]
 
         def keep(e):
-            if e.reason not in DEPENDENCY or e.category == "self" or e.latency <= 0:
+            if e.category == "self" or e.latency <= 0:
                 return False
             lp = ctx.loop_of(e.def_)
             return lp is not None and ctx.site(e.use).index in lp.instructions and not barrier(lp)
-        m = match_edges(ctx.edges, keep)
+        m = match_edges(ctx.edges_where(reasons=DEPENDENCY), keep)
         if m is None:
             return None
         return Match(m.edges, m.samples, m.latency, loop_scopes_for(ctx, m.edges, function_scope=False))

@@ -42,10 +42,10 @@ class MemoryTransactionReduction(Optimizer):
                        register_reuse.explained_throttle(ctx, spill=False)):
             for off, n in source.items():
                 explained[off] = explained.get(off, 0.0) + n
+        throttle = ctx.edges_where(reasons=("memory_throttle",))
         own: dict[int, float] = {}
-        for e in ctx.edges:
-            if e.reason == "memory_throttle":
-                own[e.use] = own.get(e.use, 0.0) + e.stall
+        for e in throttle:
+            own[e.use] = own.get(e.use, 0.0) + e.stall
 
         def left(e) -> float:
             """The share of ``e``'s use PC throttle no specific advice explains."""
@@ -53,8 +53,6 @@ class MemoryTransactionReduction(Optimizer):
             return max(0.0, 1.0 - explained.get(e.use, 0.0) / n) if n > 0 else 1.0
 
         def keep(e):
-            if e.reason != "memory_throttle":
-                return False
             return _keep(e) * left(e)
 
         def _keep(e) -> float:
@@ -63,4 +61,4 @@ class MemoryTransactionReduction(Optimizer):
                 n = pcs[e.def_].stall_dict().get("drain", 0)
                 return max(0.0, 1.0 - drained[e.def_] / n) if n else 1.0
             return 1.0 - excess(pcs.get(e.def_))
-        return match_edges(ctx.edges, keep)
+        return match_edges(throttle, keep)

@@ -101,8 +101,12 @@ def local_cost(ctx, spill: bool):
     """Edges of every sample a class of local accesses (spills, or the rest) costs.
 
     Blame on the access (RAW on loads, WAR on stores) plus self samples on the
-    access of any reason: the instruction disappears with the fix.
+    access of any reason: the instruction disappears with the fix. Memoised per kernel: Register
+    Reuse, Local Array and Memory Transaction Reduction all ask for it.
     """
+    done = ctx.memo.setdefault("local_cost", {})
+    if spill in done:
+        return done[spill]
     memo = ctx.memo.setdefault("local_kind", {})
 
     def kind(off: int):
@@ -118,10 +122,13 @@ def local_cost(ctx, spill: bool):
     want = "spill" if spill else "array"
 
     def keep(e):
-        if e.category in ("local_memory", "write_after_read", "self"):
-            return kind(e.def_) == want
-        return False
-    return match_edges(ctx.edges, keep)
+        got = memo.get(e.def_)
+        return (got if got is not None else kind(e.def_)) == want
+    got = done[spill] = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
+    return got
+
+
+_LOCAL_COST_CATEGORIES = ("local_memory", "write_after_read", "self")
 
 
 class RegisterReuse(Optimizer):

@@ -156,8 +156,8 @@ class RestrictPointer(Optimizer):
 
         def keep(e):
             s = ctx.site(e.def_)
-            return e.category == "global_memory" and s is not None and _plain_global_load(s.instruction)
-        return match_edges(ctx.edges, keep)
+            return s is not None and _plain_global_load(s.instruction)
+        return match_edges(ctx.edges_where(categories=("global_memory",)), keep)
 
     def method_for(self, match: Match) -> str:
         return "stall_elimination" if "reloads" in match.data else "latency_hiding"

@@ -45,10 +45,11 @@ def division_weights(ctx) -> dict[tuple[str, int], float]:
         return got
     executed: dict[tuple[str, int], int] = {}
     cores: dict[tuple[str, int], int] = {}
-    for off, pc in ctx.pcs.items():
+    issued = ctx.issued_at
+    for off in ctx.pcs:
         site = ctx.site(off)
         loc = site.instruction.loc if site else None
-        if loc is None or pc.issued <= 0:
+        if loc is None or issued[off] <= 0:
             continue
         key = (loc.file, loc.line)
         executed[key] = executed.get(key, 0) + 1
@@ -68,21 +69,32 @@ class StrengthReduction(Optimizer):
 
     def match(self, ctx) -> Match | None:
         divisions = division_weights(ctx)
+        site_of = ctx.site
+        slow: dict[int, bool | None] = {}     # def offset -> a slow opcode (None: no such site)
+        division: dict[int, object] = {}      # use offset -> the division share of its line
 
         def keep(e):
-            site = ctx.site(e.def_)
-            if site is None:
+            d = e.def_
+            if d in slow:
+                is_slow = slow[d]
+            else:
+                site = site_of(d)
+                is_slow = slow[d] = None if site is None else site.instruction.base_opcode in SLOW
+            if is_slow is None:
                 return False
-            if e.category == "self":
-                if site.instruction.base_opcode in SLOW and e.reason == "pipe_busy":
+            if is_slow:
+                if e.category == "self":
+                    if e.reason == "pipe_busy":
+                        return True
+                elif e.category == "arithmetic":
                     return True
-            elif e.category == "arithmetic" and site.instruction.base_opcode in SLOW:
-                return True
             if divisions:
-                use = ctx.site(e.use)
-                loc = use.instruction.loc if use else None
-                if loc is not None:
-                    return divisions.get((loc.file, loc.line), 0.0)
+                w = division.get(e.use)
+                if w is None:
+                    use = site_of(e.use)
+                    loc = use.instruction.loc if use else None
+                    w = division[e.use] = divisions.get((loc.file, loc.line), 0.0) if loc is not None else False
+                return w
             return False
         return match_edges(ctx.edges, keep)
 

@@ -116,7 +116,7 @@ class WarpBalance(Optimizer):
                   "arrive and wait (cuda::barrier).")
 
     def match(self, ctx) -> Match | None:
-        sync = [e for e in ctx.edges if e.reason == "synchronization"]
+        sync = ctx.edges_where(reasons=("synchronization",))
         if not sync:
             return None
         tree: set[int] = set()
@@ -125,6 +125,7 @@ class WarpBalance(Optimizer):
         out = [e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync]
         # the tree's own accesses (all their samples) and the waits on its loads
         # (shown at the barrier before them, like the barrier stalls: the advice is the exchange's)
-        out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges
-                if e.reason != "synchronization" and e.def_ in tree]
+        if tree:
+            out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges
+                    if e.reason != "synchronization" and e.def_ in tree]
         return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
