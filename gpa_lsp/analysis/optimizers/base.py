@@ -27,6 +27,15 @@ class Match:
     scopes: tuple[Scope, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
 
+    def throttle_by_use(self) -> dict[int, float]:
+        """Use offset -> matched memory-throttle samples: what a specific advice claims of the
+        LSU queue, so that generic advice (Memory Transaction Reduction) can leave it out."""
+        out: dict[int, float] = {}
+        for e in self.edges:
+            if e.reason == "memory_throttle":
+                out[e.use] = out.get(e.use, 0.0) + e.stall
+        return out
+
 
 def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | bool] = lambda e: True) -> Match | None:
     """Edges where ``keep`` is true (or a weight in 0..1 that scales the edge)."""

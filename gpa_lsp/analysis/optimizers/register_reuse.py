@@ -150,9 +150,4 @@ def explained_throttle(ctx, spill: bool = True) -> dict[int, float]:
     accesses removes their LG-queue entries, which is Register Reuse's / Local Array's claim.
     """
     m = local_cost(ctx, spill=spill)
-    out: dict[int, float] = {}
-    if m is not None:
-        for e in m.edges:
-            if e.reason == "memory_throttle":
-                out[e.use] = out.get(e.use, 0.0) + e.stall
-    return out
+    return m.throttle_by_use() if m is not None else {}

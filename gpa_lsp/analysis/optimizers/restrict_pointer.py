@@ -200,9 +200,4 @@ class RestrictPointer(Optimizer):
 def explained_throttle(ctx) -> dict[int, float]:
     """Use offset -> memory-throttle samples that the reloads explain (for generic advice to leave out)."""
     m = reload_match(ctx)
-    out: dict[int, float] = {}
-    if m is not None:
-        for e in m.edges:
-            if e.reason == "memory_throttle":
-                out[e.use] = out.get(e.use, 0.0) + e.stall
-    return out
+    return m.throttle_by_use() if m is not None else {}
