@@ -23,6 +23,9 @@ Example ``gpa.toml``::
     kernels = ["stencil"]             # substrings of kernel names; empty = all
     launch_count = 5                  # ncu: launches to profile per kernel
     sampling_period = 12              # CUPTI: log2 cycles, 5..31
+    throughput = true                 # CUPTI: one more run under ncu --metrics for unit throughput
+                                      # (bounds estimates by the memory system; skipped with a note
+                                      # when ncu or the counters are not available)
 
     [advice]
     warning = 1.10                    # estimated speedup at or above -> warning
@@ -75,6 +78,7 @@ class ProfileConfig:
     launch_count: int = 5
     sampling_period: int = 12
     ncu: str | None = None
+    throughput: bool = True
 
 
 @dataclass(frozen=True)

@@ -138,9 +138,10 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             if m is None or (m.samples <= 0 and opt.kind == "code"):
                 continue
             est = opt.estimate(ctx, m)
+            cap, unit = opt.throughput_bound(ctx)
             if est < MIN_SPEEDUP:
                 continue
-            advice.append(_advice(ctx, opt, m, est, path_map))
+            advice.append(_advice(ctx, opt, m, est, path_map, cap=cap, unit=unit))
     advice = rank(advice)
     file, line = _kernel_line(ctx)
     by_cat = ctx.by_category     # the same sums, in the same order
@@ -152,7 +153,8 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
         advice=tuple(advice[:max_advice]), lines=line_stats(ctx, path_map),
         file=path_map(file) if file else None, line=line, launches=len(launches),
         duration_ns=int(sum(durations) / len(durations)) if durations else None,
-        stall_breakdown=tuple(sorted(by_cat.items(), key=lambda kv: -kv[1])))
+        stall_breakdown=tuple(sorted(by_cat.items(), key=lambda kv: -kv[1])),
+        throughput=kernel.throughput.units if kernel.throughput is not None else ())
 
 
 def rank(advice: Sequence[Advice]) -> list[Advice]:
@@ -200,7 +202,10 @@ def _loc(ctx: KernelContext, offset: int, path_map) -> Location:
     return Location(file=path_map(loc.file), line=loc.line, function=fn, offset=offset)
 
 
-def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) -> Advice:
+def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, *,
+            cap: float = float("inf"), unit: str | None = None) -> Advice:
+    """``cap``: the memory-system bound of ``opt`` (inf when unmeasured); it lowers the estimate and
+    its range, and the advice names the unit when it did."""
     total = ctx.total or 1
     pairs: dict[tuple[int, int], list] = {}
     for e in m.edges:
@@ -266,14 +271,18 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map) 
                 location = Location(path_map(f), l or 1, ctx.entry.name)
     matched = m.samples if opt.kind == "code" else 0.0
     ratio = (m.latency if opt.method.endswith("latency_hiding") else m.samples) / total if opt.kind == "code" else 0.0
-    point = round(max(1.0, est), 4)
+    bounded = est > cap
+    point = round(max(1.0, min(est, cap)), 4)
     rng = opt.estimate_range(ctx, m, point)
-    low, high = (None, None) if rng is None else (round(max(1.0, rng[0]), 4), round(max(point, rng[1]), 4))
+    low, high = (None, None) if rng is None else (round(max(1.0, min(rng[0], cap)), 4),
+                                                  round(max(point, min(rng[1], cap)), 4))
+    pct = ctx.kernel.throughput.pct(unit) if bounded and ctx.kernel.throughput is not None else None
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
                   fix=fix,
-                  estimate_low=low, estimate_high=high)
+                  estimate_low=low, estimate_high=high,
+                  bounded_by=unit if bounded else None, bounded_pct=pct)
 
 
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:

@@ -76,6 +76,18 @@ class Advice:
     # the range the method's own assumptions allow (see Optimizer.estimate_range); None: no range
     estimate_low: float | None = None
     estimate_high: float | None = None
+    # the memory-system bound (Optimizer.throughput_bound) when it lowered the estimate: the unit
+    # (throughput.UNITS key) and its measured share of peak (%)
+    bounded_by: str | None = None
+    bounded_pct: float | None = None
+
+    def bound_text(self) -> str:
+        """``bounded by L1/shared at 64% of its peak`` when the memory-system bound lowered the estimate."""
+        if not self.bounded_by:
+            return ""
+        from ..profile.throughput import UNIT_TITLES
+        pct = f" at {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else ""
+        return f"bounded by {UNIT_TITLES.get(self.bounded_by, self.bounded_by)}{pct}"
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,7 @@ class KernelReport:
     launches: int = 0
     duration_ns: int | None = None
     stall_breakdown: tuple[tuple[str, int], ...] = ()  # by GPA category
+    throughput: tuple[tuple[str, float], ...] = ()      # (unit, % of sustained peak), when measured
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..profile.throughput import describe as describe_units
 from .model import Advice, KernelReport, Report, to_json
 from .sources import LineReader, make_reader, source_line
 
@@ -42,12 +43,14 @@ def _kernel_header(k: KernelReport) -> str:
     where = f" at {_short(k.file)}:{k.line}" if k.file else ""
     time = f", {k.duration_ns / 1000:.1f} us/launch" if k.duration_ns else ""
     top = ", ".join(f"{c} {n / k.samples:.0%}" for c, n in k.stall_breakdown[:4]) if k.samples else ""
+    units = f"\n  units (share of peak): {describe_units(k.throughput)}" if k.throughput else ""
     return (f"Kernel {k.demangled or k.name}{where}: {k.samples} samples ({k.share:.0%} of all){time}, "
-            f"limited by {k.limiter}\n  stalls: {top}")
+            f"limited by {k.limiter}\n  stalls: {top}{units}")
 
 
 def _advice_lines(a: Advice, reader: LineReader) -> list[str]:
-    lines = [f"  Apply {a.title}, ratio {a.ratio * 100:.2f}%, estimate speedup {a.estimated_speedup:.2f}x"]
+    bound = f" ({a.bound_text()})" if a.bounded_by else ""
+    lines = [f"  Apply {a.title}, ratio {a.ratio * 100:.2f}%, estimate speedup {a.estimated_speedup:.2f}x{bound}"]
     lines.append(f"    {a.suggestion}")
     if a.fix is not None:
         where = f" at {_short(a.fix.file)}:{a.fix.line}" if a.fix.file and a.fix.line else ""

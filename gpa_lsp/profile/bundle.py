@@ -4,7 +4,7 @@ Layout (all members deflated)::
 
     manifest.json          schema, tool version, created, collector, build and harness
                            commands, source files (path + sha256), cubin index
-    profile.json           Device, Kernels with launches, PCStats (gpa_lsp.profile.model)
+    profile.json           Device, Kernels with launches (and unit throughput when measured), PCStats (gpa_lsp.profile.model)
     cubins/<sha256>.cubin  every cubin the profile refers to, by content hash
 
 A bundle recorded on the GPU machine is analysed anywhere: the cubins travel
@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import __version__
 from ..errors import BundleError
 from .model import Device, Kernel, Launch, PCStats, Profile
+from .throughput import Throughput
 
 SCHEMA = "gpa-bundle"
 SCHEMA_VERSION = 1
@@ -85,7 +86,9 @@ def profile_to_json(p: Profile) -> dict:
         "collector": p.collector,
         "device": {k: getattr(p.device, k) for k in Device.__dataclass_fields__},
         "kernels": [{"name": k.name, "demangled": k.demangled, "cubin": k.cubin, "cubin_crc": k.cubin_crc,
-                     "launches": [launch(l) for l in k.launches]} for k in p.kernels],
+                     "launches": [launch(l) for l in k.launches],
+                     **({"throughput": k.throughput.to_json()} if k.throughput is not None else {})}
+                    for k in p.kernels],
         "pcs": [pc(s) for s in p.pcs],
         "sampling_period": p.sampling_period,
         "dropped_samples": p.dropped_samples,
@@ -106,7 +109,8 @@ def profile_from_json(d: Mapping[str, Any]) -> Profile:
                launches=tuple(Launch(grid=tuple(l["grid"]), block=tuple(l["block"]),
                                      dynamic_shared=l.get("dynamic_shared", 0), registers=l.get("registers", 0),
                                      static_shared=l.get("static_shared", 0), duration_ns=l.get("duration_ns"))
-                              for l in k.get("launches", ())))
+                              for l in k.get("launches", ())),
+               throughput=Throughput.from_json(k["throughput"]) if k.get("throughput") else None)
         for k in d["kernels"])
     pcs = tuple(
         PCStats(cubin=s["cubin"], function=s["function"], offset=int(s["offset"]),

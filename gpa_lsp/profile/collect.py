@@ -104,11 +104,65 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
                                               "sampled_contexts": list(run.contexts),
                                               "drains": {c: list(d) for c, d in run.drains.items()}},
                                     "harness_wall_s": round(res.wall_s, 3)})
-    write_bundle(out, Bundle(run.profile, run.cubins, manifest))
     notes = list(run.errors)
+    profile = run.profile
+    if config.profile.throughput:
+        profile, note = throughput_pass(config, profile, build_output, cancel=cancel, log=log)
+        if note:
+            notes.append(note)
+        manifest["throughput"] = {"measured": any(k.throughput for k in profile.kernels), "note": note}
+    write_bundle(out, Bundle(profile, run.cubins, manifest))
     if not run.complete:
         notes.append("the harness ended before CUPTI's last flush (no END record); late samples may be missing")
-    return CollectResult(out, run.profile, "cupti", res.wall_s, notes, run.launches_seen)
+    return CollectResult(out, profile, "cupti", res.wall_s, notes, run.launches_seen)
+
+
+def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
+    """Kernels of ``profile`` with the unit throughput of their launches in ``rows`` (ncu's raw page)."""
+    from dataclasses import replace as dc_replace
+
+    from .demangle import base_name
+    from .throughput import summarise
+    per: dict[str, list[dict[str, float]]] = {}
+    for name, vals in rows:
+        exact = [k for k in profile.kernels if k.name == name]
+        match = exact or [k for k in profile.kernels if base_name(k.demangled) == base_name(name)]
+        if len(match) == 1:
+            per.setdefault(match[0].name, []).append(vals)
+    kernels = tuple(dc_replace(k, throughput=summarise(per[k.name], clocks)) if k.name in per else k
+                    for k in profile.kernels)
+    return dc_replace(profile, kernels=kernels)
+
+
+def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
+                    log=print) -> tuple[Profile, str | None]:
+    """Run the harness once more under ``ncu --metrics`` (unit throughput only, see profile/throughput.py).
+
+    Never fails the collection: without ncu, counters or a clean run, the bundle keeps its samples
+    and the note says why the estimates are not bounded by the memory system.
+    """
+    from . import ncu as ncu_mod
+    from . import throughput
+    try:
+        ncu = find_tool("ncu", config.profile.ncu)
+        command, cwd, env = _harness_parts(config, build_output)
+        with tempfile.TemporaryDirectory(prefix="gpa-sol-") as tmp:
+            report = Path(tmp) / "sol"
+            wrapper = [ncu, *throughput.argv(config.profile.kernels, config.profile.launch_count), "-f", "-o", str(report)]
+            log("measuring unit throughput with Nsight Compute (one metrics pass) ...")
+            res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel, wrapper=wrapper)
+            rep = report.with_suffix(".ncu-rep")
+            if not rep.is_file():
+                raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
+            rows = throughput.parse_raw_csv(ncu_mod.export(ncu, rep, "raw", cancel=cancel))
+    except GpaError as exc:
+        if cancel is not None and cancel.is_set():
+            raise
+        return profile, f"unit throughput not measured ({exc.message}); estimates are not bounded by the memory system"
+    got = attach_throughput(profile, rows, "none")
+    if not any(k.throughput for k in got.kernels):
+        return profile, "unit throughput not measured (ncu profiled none of the sampled kernels)"
+    return got, None
 
 
 def _cubins_for_ncu(config: Config, build_output: str | None, workdir: Path, cancel) -> dict[str, bytes]:
@@ -152,6 +206,7 @@ def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_outp
             raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
         source = ncu_mod.export(ncu, rep, "source", cancel=cancel)
         details = ncu_mod.export(ncu, rep, "details", cancel=cancel)
+        raw = ncu_mod.export(ncu, rep, "raw", cancel=cancel)
         cubins = _cubins_for_ncu(config, build_output, tmpd, cancel)
         if not cubins:
             raise ProfilingError("no cubin for the profiled program (cuobjdump found none, and [build] has no sources)",
@@ -160,11 +215,14 @@ def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_outp
                                                kernels=config.profile.kernels)
         if not profile.pcs:
             raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
+        from .throughput import parse_raw_csv
+        profile = attach_throughput(profile, parse_raw_csv(raw), "none")
         if os.environ.get("GPA_KEEP_NCU_EXPORT"):
             keep = Path(os.environ["GPA_KEEP_NCU_EXPORT"])
             keep.mkdir(parents=True, exist_ok=True)
             (keep / "source.csv").write_text(source)
             (keep / "details.csv").write_text(details)
+            (keep / "raw.csv").write_text(raw)
     manifest = make_manifest(collector="ncu", build_command=_build_cmd(config), harness_command=command,
                              sources=_sources(config),
                              extra={"ncu": {"path": ncu, "sections": list(ncu_mod.SECTIONS),

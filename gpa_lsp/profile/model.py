@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .throughput import Throughput
+
 
 @dataclass(frozen=True)
 class Device:
@@ -55,6 +57,7 @@ class Kernel:
     cubin: str                   # sha256 of the cubin (a key into the bundle's cubins)
     cubin_crc: int | None = None # CUPTI's CRC, when the CUPTI collector saw it
     launches: tuple[Launch, ...] = ()
+    throughput: Throughput | None = None  # unit utilisation (ncu Speed of Light), when measured
 
 
 @dataclass(frozen=True)

@@ -252,9 +252,12 @@ def launch_filter(kernels: Sequence[str], launch_count: int) -> list[str]:
 
 
 def ncu_argv(ncu: str, report: str | Path, *, kernels: Sequence[str] = (), launch_count: int = 5) -> list[str]:
+    from .throughput import METRICS
     argv = [ncu]
     for s in SECTIONS:
         argv += ["--section", s]
+    # unit throughput for the memory-system bound; at the application's clocks, like CUPTI's samples
+    argv += ["--metrics", ",".join(METRICS), "--clock-control", "none"]
     argv += ["--print-summary", "none", "-f", "-o", str(report)]
     argv += launch_filter(kernels, launch_count)
     return argv
@@ -265,6 +268,8 @@ def export(ncu: str, report: str | Path, page: str, *, timeout: float = 600,
     argv = [ncu, "--import", str(report), "--page", page, "--csv", "--print-kernel-base", "mangled"]
     if page == "source":
         argv += ["--print-source", "sass"]
+    if page == "raw":
+        argv += ["--print-units", "base"]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise ProfilingError(f"ncu could not export the {page} page of {Path(report).name}: "

@@ -53,7 +53,8 @@ def first_sentence(text: str) -> str:
 
 def advice_message(kernel: KernelReport, advice: Advice) -> str:
     name = kernel.demangled or kernel.name
-    return (f"{advice.title}: est. {advice.estimated_speedup:.2f}x on {name} "
+    bound = f", {advice.bound_text()}" if advice.bounded_by else ""
+    return (f"{advice.title}: est. {advice.estimated_speedup:.2f}x{bound} on {name} "
             f"({advice.ratio:.0%} of its samples). {first_sentence(advice.suggestion)}")
 
 

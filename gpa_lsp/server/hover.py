@@ -62,7 +62,10 @@ def line_section(kernel: KernelReport, stats: LineStats, total_samples: int) -> 
 def advice_section(items: Sequence[tuple[KernelReport, Advice]]) -> list[str]:
     out: list[str] = []
     for kernel, a in items:
-        out += ["", f"**{_md(a.title)}** (`{a.optimizer}`): est. **{a.estimated_speedup:.2f}x** on "
+        rng = (f" (range {a.estimate_low:.2f}-{a.estimate_high:.2f}x)"
+               if a.estimate_low is not None and a.estimate_high is not None else "")
+        bound = f"; {a.bound_text()}" if a.bounded_by else ""
+        out += ["", f"**{_md(a.title)}** (`{a.optimizer}`): est. **{a.estimated_speedup:.2f}x**{rng}{bound} on "
                     f"{_md(kernel.demangled or kernel.name)}, {a.ratio:.1%} of its samples", "",
                 _md(a.suggestion.strip())]
     return out

@@ -27,6 +27,9 @@ def report_markdown(report: Report | None, note: str = "", history: Sequence[dic
             total = sum(n for _, n in k.stall_breakdown) or 1
             out.append("stalls: " + ", ".join(f"{c.replace('_', ' ')} {n / total:.0%}"
                                               for c, n in sorted(k.stall_breakdown, key=lambda cn: -cn[1])[:5]))
+        if k.throughput:
+            from ..profile.throughput import describe
+            out.append("units (share of peak): " + describe(k.throughput))
         if not k.advice:
             out += ["", "No advice."]
             continue

@@ -17,6 +17,7 @@ from ..blame import BlameEdge
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import Fix
+from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,12 @@ class Optimizer:
     # the cost is a property of a region's code size (instruction fetch), not of statements in it:
     # the advice is shown at the fix's line (the loop or function to change), see advisor._advice_location
     region_cost: bool = False
+    # Units whose work the change leaves as it is (profile/throughput.py UNITS keys). The new time
+    # is at least what the busiest of them needs at its sustained peak, so with measured unit
+    # throughput the estimate is at most 100 / its share. A change that keeps every memory
+    # instruction and address (unrolling, reordering, cheaper arithmetic, more warps) keeps the
+    # memory system's work; optimizers that remove or reshape memory traffic narrow this.
+    keeps: tuple[str, ...] = MEMORY_UNITS
 
     def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -110,6 +117,10 @@ class Optimizer:
         else:
             return None
         return min(low, point), max(high, point)
+
+    def throughput_bound(self, ctx: KernelContext) -> tuple[float, str | None]:
+        """(bound, unit): the memory-system bound on this change's speedup, see ``keeps``."""
+        return throughput_bound_of(ctx.kernel.throughput, self.keeps)
 
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion

@@ -115,6 +115,7 @@ def queue_weight(ctx, e: BlameEdge) -> float:
 
 class GlobalMemoryCoalescing(Optimizer):
     id = "global_memory_coalescing"
+    keeps = ()   # fewer sectors at L1 and L2; DRAM bytes change too when sectors were fetched and not used
     title = "Global Memory Coalescing"
     suggestion = ("Global accesses fetch more 32-byte sectors than the warp uses. Make consecutive threads "
                   "touch consecutive addresses (threadIdx.x on the fastest index, blocks at least 32 wide), "

@@ -49,6 +49,7 @@ def _control(ctx) -> frozenset[int]:
 
 class LocalArray(Optimizer):
     id = "local_array"
+    keeps = ()   # a local array in registers removes its local-memory traffic at every level
     title = "Dynamically Indexed Local Array"
     suggestion = ("A per-thread array indexed with a run-time index lives in local memory. Index it with "
                   "compile-time constants (fully unrolled loops), replace it with scalars, or keep it in "

@@ -133,6 +133,7 @@ _LOCAL_COST_CATEGORIES = ("local_memory", "write_after_read", "self")
 
 class RegisterReuse(Optimizer):
     id = "register_reuse"
+    keeps = ()   # spills are local-memory traffic at every level
     title = "Register Reuse"
     suggestion = ("Time goes to register spills: local-memory stores and refills, their LSU queue throttling "
                   "and the waits on them. Reduce register pressure (shorter live ranges, fewer live "

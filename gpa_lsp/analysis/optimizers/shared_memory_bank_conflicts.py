@@ -82,6 +82,7 @@ def _mio_throttle_share(pc) -> float:
 
 class SharedMemoryBankConflicts(Optimizer):
     id = "shared_memory_bank_conflicts"
+    keeps = ("dram", "l2")   # shared memory is served by the L1 unit: only its work changes
     title = "Shared Memory Bank Conflicts"
     suggestion = ("Shared-memory accesses conflict on banks and replay, which also fills the MIO queue "
                   "(mio_throttle). Pad the array (e.g. [32][33]) or change the index so that a warp's lanes "

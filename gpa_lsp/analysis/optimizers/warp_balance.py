@@ -110,6 +110,7 @@ def shared_tree(ctx, function) -> frozenset[int]:
 
 class WarpBalance(Optimizer):
     id = "warp_balance"
+    keeps = ("dram", "l2")   # shuffles instead of a shared-memory tree change the L1 unit's work
     title = "Warp Balance"
     suggestion = ("Warps wait at a barrier. Balance the work before __syncthreads, use warp shuffles instead "
                   "of shared-memory reductions, keep several reductions in flight per barrier, or split "

@@ -46,6 +46,7 @@ def _controlling_branch(ctx, offset: int) -> int:
 
 class WarpDivergence(Optimizer):
     id = "warp_divergence"
+    keeps = ("dram", "l2")   # converged warps make fewer, fuller L1 requests for the same bytes
     title = "Warp Divergence"
     suggestion = ("Lanes of a warp take different paths, so each path runs with part of the warp idle. "
                   "Make the branch condition uniform per warp (reorder data, sort work, or make lanes do "
