@@ -65,6 +65,20 @@ async def test_case_in_the_editor(case, tmp_path):
                        "the replayed analysis")
         diags = client.diagnostics.get(uri, [])
         assert sorted((d.range.start.line, d.code) for d in diags) == want
+        # an estimate the memory system bounds says so, in the message and the hover
+        bounded = {(a.location.line - 1, a.optimizer): a for k in report.kernels for a in k.advice
+                   if a.location and a.bounded_by and resolve(a.location.file) == source.resolve()}
+        if case == "lavamd_unroll":
+            assert bounded, "Loop Unrolling on lavamd_unroll is bounded by the L1 (tests/analysis/test_throughput_bound.py)"
+        for d in diags:
+            a = bounded.get((d.range.start.line, d.code))
+            if a is None:
+                assert "bounded by" not in d.message
+                continue
+            assert a.bound_text() in d.message
+            hover = await client.text_document_hover_async(types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=d.range.start))
+            assert hover is not None and a.bound_text() in hover.contents.value
         if stats:
             hot = max(stats, key=lambda s: s.samples)
             hover = await client.text_document_hover_async(types.HoverParams(
