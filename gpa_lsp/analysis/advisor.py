@@ -300,7 +300,8 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     A fix that rewrites a statement whose instructions cause matched stalls (a double literal)
     puts the advice on that statement, so the diagnostic and its quick fix agree; a fix
     elsewhere (a qualifier in the signature, a pragma on a loop header, a launch in host code)
-    is offered at its own place. Instruction-fetch advice
+    is offered at its own place. Throttle matched on *other* instructions through a shared queue
+    (``Match.data["queue_uses"]``) counts in the estimate but never places the advice. Instruction-fetch advice
     (``Optimizer.region_cost``) is different: the stalled instruction only waits for code
     that the region's size pushed out of the cache, so no statement inside is the cause; the
     region the fix edits (the loop, the function) is.
@@ -317,7 +318,12 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     latency = opt.method.endswith("latency_hiding")
     by_line: dict[tuple[str, int], float] = defaultdict(float)
     first: dict[tuple[str, int], int] = {}
+    # throttle on other instructions behind the matched ones in a shared queue (lg_queue.py) is
+    # part of the cost, not a place to change
+    queued = m.data.get("queue_uses", frozenset())
     for e in sorted(m.edges, key=lambda e: -e.stall):
+        if queued and e.category == "self" and e.use in queued:
+            continue
         loc = ctx.location(e.def_)
         if loc is None or not loc.line:
             continue

@@ -8,7 +8,9 @@ What a spill costs, and why all of it is matched:
   write-after-read stall (read scoreboard) is blamed on the ``STL``;
 * the spill instructions themselves take issue slots and, above all, entries
   of the LSU's local/global (LG) queue: their own ``lg_throttle`` samples
-  (memory throttle), issue and not-selected samples are self samples on them.
+  (memory throttle), issue and not-selected samples are self samples on them;
+* the other loads and stores wait behind them in that queue: their
+  ``lg_throttle`` x the spills' share of the queue's entries (lg_queue.py).
 
 Removing the spills (more registers, shorter live ranges) deletes those
 instructions, so every sample on them and every stall they cause vanishes:
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 
 from .base import Match, Optimizer, match_edges
+from .lg_queue import lg_share, queue_edges
 
 _STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
 _ANNOTATION = re.compile(r"\(\*.*?\*\)")
@@ -124,7 +127,16 @@ def local_cost(ctx, spill: bool):
     def keep(e):
         got = memo.get(e.def_)
         return (got if got is not None else kind(e.def_)) == want
-    got = done[spill] = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
+    got = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
+    if got is not None:
+        # the accesses' share of the LG queue: other loads and stores throttled behind them
+        members = frozenset(o for o in ctx.pcs if kind(o) == want)
+        extra = queue_edges(ctx, members, lg_share(ctx, members))
+        if extra:
+            edges = got.edges + tuple(extra)
+            got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
+                        data={"queue_uses": frozenset(e.use for e in extra)})
+    done[spill] = got
     return got
 
 

@@ -31,14 +31,10 @@ from ..model import Fix
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
+from .lg_queue import is_lg as _is_lg, lg_share, queue_edges
 
 _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
 _REG = re.compile(r"\b(U?R\d+)\b")
-
-
-def _is_lg(ins) -> bool:
-    sp = ins.memory.space if ins.memory is not None else None
-    return sp in ("global", "generic", "local")
 
 
 def _is_global_store(ins) -> bool:
@@ -98,44 +94,16 @@ def reload_match(ctx) -> Match | None:
     found = memo["reloads"]
     if not found:
         return None
-    # the share of the LG queue's entries that are reloads
-    have_counts = any(pc.executed for pc in ctx.pcs.values())
-    lg = rel = 0.0
-    for off, pc in ctx.pcs.items():
-        site = ctx.site(off)
-        if site is None or not _is_lg(site.instruction):
-            continue
-        w = float(pc.executed or 0) if have_counts else (1.0 if pc.issued > 0 else 0.0)
-        lg += w
-        if off in found:
-            rel += w
-    share = rel / lg if lg > 0 else 0.0
-    edges: list[BlameEdge] = []
-    for e in ctx.edges:
-        if e.def_ in found and (e.category == "self" or e.category == "global_memory"):
-            edges.append(e)
-        elif e.category == "self" and e.reason == "memory_throttle" and share > 0:
-            site = ctx.site(e.use)
-            if site is not None and _is_lg(site.instruction):
-                f = share * _lg_throttle_share(ctx.pcs.get(e.use))
-                if f > 0:
-                    edges.append(e._replace(stall=e.stall * f, latency=e.latency * f))
+    share = lg_share(ctx, found)
+    edges: list[BlameEdge] = [e for e in ctx.edges
+                              if e.def_ in found and (e.category == "self" or e.category == "global_memory")]
+    queued = queue_edges(ctx, found, share)
+    edges += queued
     if not edges:
         return None
     return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
-                 data={"reloads": len(found), "queue_share": share})
-
-
-def _lg_throttle_share(pc) -> float:
-    if pc is None:
-        return 0.0
-    thr = lg = 0
-    for r, n in pc.stalls:
-        if r in ("lg_throttle", "drain", "tex_throttle"):
-            thr += n
-            if r == "lg_throttle":
-                lg += n
-    return lg / thr if thr else 0.0
+                 data={"reloads": len(found), "queue_share": share,
+                       "queue_uses": frozenset(e.use for e in queued)})
 
 
 def _plain_global_load(ins) -> bool:
