@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in cases if c.name in set(args.cases)]
     rows = [evaluate(c, timings) for c in cases]
     text = render(rows, env)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import vanished
+    checked = [v for c in cases if (v := vanished.compare(c, tomllib.loads((c / "case.toml").read_text())))]
+    text += "\n".join(vanished.render(checked)) + ("\n" if checked else "")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)
     if args.json:
