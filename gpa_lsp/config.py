@@ -34,6 +34,7 @@ Example ``gpa.toml``::
     [server]
     run_on_save = true
     debounce_ms = 500
+    throughput_on_save = false        # run [profile] throughput's pass on every save too
 
     [paths]
     source_map = { "/build/machine/src" = "." }
@@ -92,6 +93,9 @@ class AdviceConfig:
 class ServerConfig:
     run_on_save: bool = True
     debounce_ms: int = 500
+    # the unit-throughput pass costs a second harness run under ncu (3.6x the CUPTI collection on a
+    # 3.2 s harness, benchmarks/profiling): off in the save loop unless asked for
+    throughput_on_save: bool = False
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,8 @@ def render(rows: list[Row], env: dict) -> str:
             f"- mean estimate error: " + (f"{100 * mean_err:.1f}% over {len(errors)} cases (target ≤ {100 * TARGET_ERROR:.0f}%: "
                                           f"{'met' if mean_err <= TARGET_ERROR else 'not met'})" if mean_err is not None else "—"),
             ""]
+    out += ["Why the remaining errors, case by case: docs/optimizers.md (calibration rules, \"What the changes "
+            "really removed\"); estimates are capped by the memory-system bound where the bundle has unit throughput.", ""]
     missing = [r for r in rows if r not in judged]
     if missing:
         out += ["Not judged: " + ", ".join(f"{r.case} ({r.note})" for r in missing), ""]

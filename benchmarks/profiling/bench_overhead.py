@@ -11,6 +11,7 @@ Standard library only, so it runs on the GPU machine as it is.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import statistics
 import sys
@@ -53,8 +54,15 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             cupti_runs.append(timed({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
                                      "GPA_CUPTI_SAMPLING_PERIOD": str(config.profile.sampling_period)}))
+    # the whole CUPTI collection with and without the unit-throughput pass (a second run under
+    # ncu --metrics, profile/throughput.py): what the memory-system bound costs per save
+    no_sol = replace(config, profile=replace(config.profile, throughput=False))
+    cupti_collect_nosol = []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(2):
+            t0 = time.monotonic()
+            collect_result(no_sol, collector="cupti", out=Path(tmp) / "c0.gpabundle", build=False)
+            cupti_collect_nosol.append(time.monotonic() - t0)
             t0 = time.monotonic()
             collect_result(config, collector="cupti", out=Path(tmp) / "c.gpabundle", build=False)
             cupti_collect.append(time.monotonic() - t0)
@@ -70,6 +78,8 @@ def main() -> int:
         "repeat": args.repeat,
         "bare_s": med(bare), "cupti_s": med(cupti_runs), "ncu_s": med(ncu_runs),
         "cupti_collect_s": med(cupti_collect), "ncu_collect_s": med(ncu_collect),
+        "cupti_collect_without_throughput_s": med(cupti_collect_nosol),
+        "throughput_pass_over_collect": med(cupti_collect) / med(cupti_collect_nosol),
         "cupti_over_bare": med(cupti_runs) / med(bare),
         "ncu_over_cupti": med(ncu_runs) / med(cupti_runs),
         "ncu_collect_over_cupti_collect": med(ncu_collect) / med(cupti_collect),
@@ -79,7 +89,9 @@ def main() -> int:
     }
     print(json.dumps(out, indent=1))
     print(f"bare {out['bare_s']:.3f} s | CUPTI {out['cupti_s']:.3f} s ({out['cupti_over_bare']:.2f}x bare, "
-          f"target <= 1.3x) | ncu {out['ncu_s']:.3f} s ({out['ncu_over_cupti']:.1f}x CUPTI, target >= 5x)")
+          f"target <= 1.3x) | ncu {out['ncu_s']:.3f} s ({out['ncu_over_cupti']:.1f}x CUPTI, target >= 5x) | "
+          f"CUPTI collect {out['cupti_collect_without_throughput_s']:.2f} s -> {out['cupti_collect_s']:.2f} s "
+          f"with the throughput pass ({out['throughput_pass_over_collect']:.2f}x)")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0

@@ -14,6 +14,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-build", action="store_true", help="run the harness as it is, without building")
     p.add_argument("--sampling-period", type=int, help="CUPTI: log2 cycles between samples (5..31)")
     p.add_argument("--launch-count", type=int, help="ncu: launches to profile per kernel")
+    p.add_argument("--no-throughput", action="store_true",
+                   help="CUPTI: skip the unit-throughput pass (a second harness run under ncu --metrics)")
     p.set_defaults(func=run)
 
 
@@ -32,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         prof = replace(prof, sampling_period=args.sampling_period)
     if args.launch_count is not None:
         prof = replace(prof, launch_count=max(1, args.launch_count))
+    if args.no_throughput:
+        prof = replace(prof, throughput=False)
     config = replace(config, profile=prof)
     collector = args.collector or (config.profile.collector if config.profile.collector != "replay" else "cupti")
     res = collect_result(config, collector=collector, out=args.out, build=not args.no_build,

@@ -19,7 +19,7 @@ import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -85,6 +85,10 @@ class Stages:
         return self._get("build", "gpa_lsp.build", "build")(config, cancel=cancel)
 
     def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
+        if config.profile.throughput and not config.server.throughput_on_save:
+            # the memory-system bound needs a second harness run under ncu: not on every save
+            # (see ServerConfig.throughput_on_save); recorded bundles keep theirs
+            config = replace(config, profile=replace(config.profile, throughput=False))
         if self.collect is None:
             try:   # the pipeline has just built: profile without building a second time
                 from gpa_lsp.profile.collect import collect_result
