@@ -34,7 +34,8 @@ Example ``gpa.toml``::
     [server]
     run_on_save = true
     debounce_ms = 500
-    throughput_on_save = false        # run [profile] throughput's pass on every save too
+    throughput_on_save = true         # after a save, show the advice, then measure unit
+                                      # throughput ([profile] throughput) and show it bounded
 
     [paths]
     source_map = { "/build/machine/src" = "." }
@@ -94,8 +95,9 @@ class ServerConfig:
     run_on_save: bool = True
     debounce_ms: int = 500
     # the unit-throughput pass costs a second harness run under ncu (3.6x the CUPTI collection on a
-    # 3.2 s harness, benchmarks/profiling): off in the save loop unless asked for
-    throughput_on_save: bool = False
+    # 3.2 s harness, benchmarks/profiling): in the save loop it runs after the sampled advice is
+    # shown, and refines it; false: never on save
+    throughput_on_save: bool = True
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,28 @@ def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]]
     return dc_replace(profile, kernels=kernels)
 
 
+def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=None, log=lambda m: None) -> str | None:
+    """Measure unit throughput for a bundle recorded without it and rewrite the bundle in place.
+
+    The language server's second phase: the sampled advice is shown first, the memory-system
+    bound follows. Returns None when measured, else the note saying why not.
+    """
+    from dataclasses import replace as dc_replace
+
+    from .bundle import read_bundle
+    build_output = None
+    if config.build.sources:
+        from ..build import output_path
+        build_output = output_path(config)
+    b = read_bundle(bundle_path)
+    profile, note = throughput_pass(config, b.profile, build_output, cancel=cancel, log=log)
+    if note is None:
+        manifest = dict(b.manifest)
+        manifest["throughput"] = {"measured": True, "note": None}
+        write_bundle(Path(bundle_path), dc_replace(b, profile=profile, manifest=manifest))
+    return note
+
+
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                     log=print) -> tuple[Profile, str | None]:
     """Run the harness once more under ``ncu --metrics`` (unit throughput only, see profile/throughput.py).

@@ -68,6 +68,7 @@ class Stages:
     build: Callable[..., Any] | None = None
     collect: Callable[..., Any] | None = None
     advise: Callable[..., Any] | None = None
+    measure: Callable[..., Any] | None = None     # (config, bundle, cancel=) -> None | note
     has_gpu: Callable[[], bool] = gpu_present
 
     def _get(self, name: str, module: str, attr: str) -> Callable[..., Any]:
@@ -85,10 +86,9 @@ class Stages:
         return self._get("build", "gpa_lsp.build", "build")(config, cancel=cancel)
 
     def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
-        if config.profile.throughput and not config.server.throughput_on_save:
-            # the memory-system bound needs a second harness run under ncu: not on every save
-            # (see ServerConfig.throughput_on_save); recorded bundles keep theirs
-            config = replace(config, profile=replace(config.profile, throughput=False))
+        # the unit-throughput pass is a second harness run under ncu: never before the sampled
+        # advice is shown; ``execute`` runs it afterwards (do_measure) when the config asks
+        config = replace(config, profile=replace(config.profile, throughput=False))
         if self.collect is None:
             try:   # the pipeline has just built: profile without building a second time
                 from gpa_lsp.profile.collect import collect_result
@@ -97,6 +97,9 @@ class Stages:
             if collect_result is not None:
                 return collect_result(config, cancel=cancel, out=out, build=False).path
         return self._get("collect", "gpa_lsp.profile.collect", "collect")(config, cancel=cancel, out=out)
+
+    def do_measure(self, config: Config, bundle: str, cancel: threading.Event) -> str | None:
+        return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
 
     def do_advise(self, bundle: str, config: Config) -> Report:
         if self.advise is None and analysis_pool() is not None:
@@ -170,15 +173,19 @@ def cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
 
 def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: ResultCache,
             stages: Stages, on_stage: Callable[[str, str], None] = lambda s, m: None,
-            profile: bool = True) -> Outcome:
+            profile: bool = True, on_partial: Callable[[Outcome], None] | None = None) -> Outcome:
     """One run. Returns an Outcome; GpaErrors become ``Outcome.error``, never escape.
 
-    ``profile=False`` only replays the configured bundle (what a fresh start shows).
+    ``profile=False`` only replays the configured bundle (what a fresh start shows). After a fresh
+    CUPTI collection, when ``[profile] throughput`` and ``[server] throughput_on_save``, the sampled
+    advice goes out first (``on_partial``) and the unit-throughput pass follows, its bounded
+    advice being the run's result: the pass costs a second harness run under ncu.
     """
     hashes = source_hashes(config.root)
     key = result_key(hashes, config)
     note = ""
     bundle: str | None = None
+    collected = False
     try:
         replay_only = not trusted or config.profile.collector == "replay" or not profile
         if not profile:
@@ -206,6 +213,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
                 out = cache.dir / "bundles" / f"{key}.gpabundle"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 bundle = str(stages.do_collect(config, cancel, out))
+                collected = True
             else:
                 note = f"no GPU on this machine: replayed the recorded bundle {Path(config.bundle_path).name}"
         if bundle is None:
@@ -221,6 +229,19 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         on_stage("analysing", Path(bundle).name)
         report = stages.do_advise(bundle, config)
         _check(cancel)
+        if collected and config.profile.collector == "cupti" and config.profile.throughput \
+                and config.server.throughput_on_save:
+            if on_partial is not None:
+                on_partial(Outcome(report=report, note=_join(note, "measuring unit throughput ..."),
+                                   hashes=hashes, bundle=bundle))
+            on_stage("measuring", "unit throughput (ncu)")
+            why_not = stages.do_measure(config, bundle, cancel)
+            _check(cancel)
+            if why_not:
+                note = _join(note, why_not)
+            else:
+                report = stages.do_advise(bundle, config)
+                _check(cancel)
         cache.store(key, report, hashes, note)
         return Outcome(report=report, note=note, hashes=hashes, bundle=bundle)
     except Cancelled:
@@ -239,6 +260,10 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         err = GpaError(f"internal error during the run: {type(exc).__name__}: {exc}",
                        "please report this with the server log (the editor's gpa-lsp output)")
         return Outcome(error=err, hashes=hashes, note=note)
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 class Runner:

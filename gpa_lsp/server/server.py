@@ -225,8 +225,12 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         def on_stage(stage: str, detail: str) -> None:
             loop.call_soon_threadsafe(self.on_stage, folder, stage, detail)
 
+        def on_partial(outcome: Outcome) -> None:
+            # the sampled advice, shown while the unit-throughput pass runs (pipeline.execute)
+            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self.on_outcome(folder, outcome, partial=True)))
+
         return execute(folder.config, trusted=folder.trusted, cancel=cancel, cache=folder.cache,
-                       stages=self.stages, on_stage=on_stage, profile=profile)
+                       stages=self.stages, on_stage=on_stage, profile=profile, on_partial=on_partial)
 
     # ---- runs -----------------------------------------------------------------------
     def request_run(self, folder: Folder, delay_ms: int | None = None, why: str = "save") -> None:
@@ -286,7 +290,9 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         if token is not None and token in self.work_done_progress.tokens:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
-    async def on_outcome(self, folder: Folder, outcome: Outcome) -> None:
+    async def on_outcome(self, folder: Folder, outcome: Outcome, partial: bool = False) -> None:
+        """Publish a run's result; ``partial``: the sampled advice of a run still measuring unit
+        throughput (its progress and status go on)."""
         if not self.is_open(folder):
             return
         if outcome.cancelled:
@@ -313,6 +319,9 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
                 self.workspace_code_lens_refresh(None)
             except Exception:  # noqa: BLE001
                 pass
+        if partial:
+            self.status(folder, "measuring", outcome.note, result=self.result_summary(folder))
+            return
         self._end_progress(folder, "done" if outcome.error is None else outcome.error.message)
         if outcome.error is not None:
             err = outcome.error

@@ -65,21 +65,3 @@ async def test_apply_and_measure_records_history(recorded_ws):
         md = rep["markdown"] if isinstance(rep, dict) else rep.markdown
         assert "Applied fixes: estimated vs achieved" in md and "strength_reduction" in md
 
-
-def test_save_loop_skips_the_throughput_pass_unless_asked(tmp_path):
-    """The unit-throughput pass is a second harness run under ncu (3.6x the CUPTI collection,
-    benchmarks/profiling): the server drops it on save unless [server] throughput_on_save."""
-    import threading
-    from dataclasses import replace
-
-    from gpa_lsp.config import Config, ServerConfig
-    from gpa_lsp.server.pipeline import Stages
-
-    seen = []
-    stages = Stages(collect=lambda config, cancel, out: seen.append(config.profile.throughput) or out)
-    config = Config(root=str(tmp_path))
-    assert config.profile.throughput is True               # `gpa profile` measures it by default
-    stages.do_collect(config, threading.Event(), tmp_path / "a.gpabundle")
-    stages.do_collect(replace(config, server=ServerConfig(throughput_on_save=True)), threading.Event(),
-                      tmp_path / "b.gpabundle")
-    assert seen == [False, True]

@@ -7,6 +7,7 @@ const ICONS: Record<string, string> = {
   building: "$(sync~spin)",
   profiling: "$(sync~spin)",
   analysing: "$(sync~spin)",
+  measuring: "$(sync~spin)",
   error: "$(error)",
   untrusted: "$(shield)",
   starting: "$(loading~spin)",
@@ -42,6 +43,7 @@ export class StatusBar implements vscode.Disposable {
       this.lastResult = status.result;
     }
     const icon = ICONS[status.state] ?? "$(pulse)";
+    // "measuring": the advice is shown and the unit-throughput pass refines it: show the result
     const busy = status.state === "building" || status.state === "profiling" || status.state === "analysing";
     let text = `${icon} GPA: ${status.state === "untrusted" ? "restricted" : status.state}`;
     if (status.state === "untrusted" && this.lastResult) {
