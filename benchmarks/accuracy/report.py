@@ -48,6 +48,15 @@ class Row:
     line_ok: bool | None = None
     ranked: list[tuple[str, float]] = field(default_factory=list)
     note: str = ""
+    low: float | None = None          # the estimate's range (Advice.estimate_low/high), when it has one
+    high: float | None = None
+    bounded_by: str | None = None     # the unit whose measured throughput capped the estimate
+
+    @property
+    def in_range(self) -> bool | None:
+        if self.low is None or self.high is None or not self.achieved:
+            return None
+        return self.low <= self.achieved <= self.high
 
     @property
     def error(self) -> float | None:
@@ -104,6 +113,7 @@ def evaluate(case: Path, timings: dict[tuple[str, str], dict]) -> Row:
     for n, advice in enumerate(kr.advice, 1):
         if advice.optimizer == meta["optimizer"]:
             row.rank, row.estimate = n, advice.estimated_speedup
+            row.low, row.high, row.bounded_by = advice.estimate_low, advice.estimate_high, advice.bounded_by
             if advice.location is not None:
                 row.advice_line = advice.location.line
                 row.line_ok = advice.location.line in lines
@@ -136,7 +146,10 @@ def render(rows: list[Row], env: dict) -> str:
         rank = "—" if r.rank is None else f"{r.rank}" + ("" if r.rank <= r.expected_top else f" (want ≤ {r.expected_top})")
         line = "—" if r.advice_line is None else f"{r.advice_line}" + (" ✓" if r.line_ok else f" (want {r.line})")
         others = ", ".join(f"{o} {e:.2f}x" for o, e in r.ranked[:3])
-        note = "; ".join(x for x in (r.note, f"top: {others}" if others else "") if x)
+        rng = (f"range {r.low:.2f}-{r.high:.2f}x" + (" (achieved inside)" if r.in_range else " (achieved outside)")
+               if r.in_range is not None else "")
+        bound = f"bounded by {r.bounded_by}" if r.bounded_by else ""
+        note = "; ".join(x for x in (r.note, bound, rng, f"top: {others}" if others else "") if x)
         out.append(f"| {r.case} | {r.optimizer} | {rank} | {_fmt(r.estimate, '.2f', 'x')} | {_fmt(r.achieved, '.2f', 'x')} "
                    f"| {_fmt(None if r.error is None else 100 * r.error, '.1f', '%')} | {line} "
                    f"| {_fmt(r.original_ms, '.3f')} | {_fmt(r.improved_ms, '.3f')} | {note} |")
@@ -147,6 +160,8 @@ def render(rows: list[Row], env: dict) -> str:
                f"{'met' if share_first >= TARGET_FIRST else 'not met'})" if share_first is not None else ""),
             f"- optimizer in the top three: {len(top3)}/{len(judged)}"
             + (" (all)" if judged and len(top3) == len(judged) else ""),
+            f"- achieved speedup inside the estimate's range: {sum(1 for r in judged if r.in_range)}"
+            f"/{sum(1 for r in judged if r.in_range is not None)} of the advice that has a range",
             f"- mean estimate error: " + (f"{100 * mean_err:.1f}% over {len(errors)} cases (target ≤ {100 * TARGET_ERROR:.0f}%: "
                                           f"{'met' if mean_err <= TARGET_ERROR else 'not met'})" if mean_err is not None else "—"),
             ""]
