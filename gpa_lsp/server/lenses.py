@@ -11,8 +11,20 @@ from lsprotocol import types
 from ..analysis.model import KernelReport
 
 
+def busiest_unit(kernel: KernelReport) -> str:
+    """``L1/shared 63% of peak``: the unit closest to its peak, when unit throughput was measured."""
+    if not kernel.throughput:
+        return ""
+    from ..profile.throughput import UNIT_TITLES
+    unit, pct = max(kernel.throughput, key=lambda up: up[1])
+    return f"{UNIT_TITLES.get(unit, unit)} {pct:.0f}% of peak"
+
+
 def kernel_summary(kernel: KernelReport) -> str:
     text = f"GPA: {kernel.share:.0%} of samples, {kernel.limiter}-bound"
+    busiest = busiest_unit(kernel)
+    if busiest:
+        text += f", {busiest}"
     if kernel.advice:
         top = max(kernel.advice, key=lambda a: a.estimated_speedup)
         text += f" | top: {top.title} est. {top.estimated_speedup:.2f}x"

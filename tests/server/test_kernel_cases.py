@@ -88,6 +88,11 @@ async def test_case_in_the_editor(case, tmp_path):
             text_document=types.TextDocumentIdentifier(uri=uri)))
         want_lens = {k.line - 1 for k in report.kernels if k.line and resolve(k.file) == source.resolve()}
         assert {l.range.start.line for l in lenses} == want_lens
+        for k in report.kernels:          # the busiest unit, as measured on the H100, in the summary lens
+            if k.line and k.throughput and resolve(k.file) == source.resolve():
+                unit, pct = max(k.throughput, key=lambda up: up[1])
+                assert any(f"{pct:.0f}% of peak" in l.command.title for l in lenses
+                           if l.range.start.line == k.line - 1), [l.command.title for l in lenses]
         original = source.read_text()
         compiled = []
         for d in diags:
