@@ -58,3 +58,17 @@ def test_lavamd_loop_unrolling_is_bounded_by_the_l1():
     text = render_text(report)
     assert "units (share of peak): L1/shared" in text
     assert "(bounded by L1/shared at" in text
+
+
+def test_sarif_carries_the_bound_and_the_range(tmp_path):
+    import json
+
+    from gpa_lsp.cli import main
+    out = tmp_path / "r.sarif"
+    assert main(["analyze", str(ROOT / "kernels" / "lavamd_unroll" / "recorded" / "cupti.gpabundle"),
+                 "--sarif", str(out)]) == 0
+    results = json.loads(out.read_text())["runs"][0]["results"]
+    lu = next(r for r in results if r["ruleId"] == "loop_unrolling")
+    assert lu["properties"]["boundedBy"] == "l1"
+    assert lu["properties"]["estimateLow"] <= lu["properties"]["estimatedSpeedup"] <= lu["properties"]["estimateHigh"]
+    assert "bounded by L1/shared" in lu["message"]["text"]
