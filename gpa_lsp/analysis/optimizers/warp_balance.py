@@ -19,6 +19,20 @@ function whose shared accesses are not updated in place (a transpose, a
 stencil reading one array and writing another) keeps the barrier-only match.
 The tree's samples are shown at the barrier before each access, as the barrier
 stalls are: the advice is about the barrier-separated exchange, not one access.
+
+Why some barriers' waits are not claimed: warps wait at a barrier for the last
+one to arrive. When the code before the barrier publishes a value it has just
+loaded from global memory (``LDG r`` then ``STS``/``STG`` of ``r``: a tile
+filled from the input, a child index read from a tree node), the last warp is
+late because that load is in flight, and every warp needs the value: fewer or
+cheaper barriers leave the wait, it is the load's latency (Code Reordering's
+and the memory advice's business). btree_search showed it: 0.44 of the time
+claimed, 0.08 vanished. The exception is a round trip: a load of an address the
+block itself stored earlier (thread 0 copying ``offset[bid]`` to ``curr[bid]``
+between two barriers): passing the value in shared memory or registers removes
+the load, so that wait is claimed, and so is everything the round-trip loads
+cost (their own samples and the waits blamed on them), shown at the barrier
+before them.
 """
 
 from __future__ import annotations
@@ -57,8 +71,9 @@ def _barrier_before(ctx, offset: int) -> int:
 
 
 def _address(ins) -> str | None:
+    """The memory operand (``[R4+0x10]``, ``desc[UR4][R4.64]``), as written."""
     for op in ins.operands:
-        if isinstance(op, str) and op.startswith("["):
+        if isinstance(op, str) and "[" in op:
             return op
     return None
 
@@ -83,6 +98,76 @@ def _in_place_combine(ins, k: int) -> bool:
                 continue
             feeding |= set(i.srcs)
     return False
+
+
+_GLOBAL_LOADS = ("LDG", "LD")
+_STORES = ("STS", "STG", "ST")
+
+
+def _stored_back(function) -> set[int]:
+    """Indices of global loads that read an address the function stored before (same address
+    operand, its registers not redefined in between): a round trip through global memory."""
+    ins = function.instructions
+    stored: dict[str, set[str]] = {}     # address text -> its registers
+    out: set[int] = set()
+    for k, i in enumerate(ins):
+        if i.dsts:
+            stored = {a: regs for a, regs in stored.items() if not (regs & i.dsts)}
+        addr = _address(i)
+        if addr is None:
+            continue
+        if i.base_opcode in ("STG", "ST"):
+            stored[addr] = {r for r in i.srcs if r in addr}
+        elif i.base_opcode in _GLOBAL_LOADS and addr in stored:
+            out.add(k)
+    return out
+
+
+def round_trips(ctx, function) -> frozenset[int]:
+    """Offsets of the global loads that read back what the function stored (``_stored_back``)
+    after a barrier: values passed between the block's threads through global memory."""
+    key = ("round_trips", function.name)
+    if key not in ctx.memo:
+        ins = function.instructions
+        bars = [k for k, i in enumerate(ins) if i.base_opcode in BARRIERS]
+        ctx.memo[key] = frozenset(ins[k].offset for k in _stored_back(function)
+                                  if any(b < k for b in bars))
+    return ctx.memo[key]
+
+
+def latency_barriers(ctx, function) -> frozenset[int]:
+    """Offsets of barriers whose waits are a global load's latency (see the module doc): the code
+    since the previous barrier stores a value it loaded from global memory, not loaded back from
+    an address the function stored itself."""
+    key = ("latency_barriers", function.name)
+    if key in ctx.memo:
+        return ctx.memo[key]
+    ins = function.instructions
+    round_trip = _stored_back(function)
+    out: set[int] = set()
+    start = 0
+    for b, bar in enumerate(ins):
+        if bar.base_opcode not in BARRIERS:
+            continue
+        loaded: dict[str, bool] = {}     # register -> defined by a global load (True: a round trip)
+        publishes = False
+        for k in range(start, b):
+            i = ins[k]
+            if i.base_opcode in _STORES and i.memory is not None and not i.memory.load:
+                addr = _address(i) or ""
+                data = [r for r in i.srcs if r not in addr]
+                if any(loaded.get(r) is False for r in data):
+                    publishes = True
+            for r in i.dsts:
+                loaded.pop(r, None)
+            if i.base_opcode in _GLOBAL_LOADS:
+                for r in i.dsts:
+                    loaded[r] = k in round_trip
+        if publishes:
+            out.add(bar.offset)
+        start = b + 1
+    got = ctx.memo[key] = frozenset(out)
+    return got
 
 
 def shared_tree(ctx, function) -> frozenset[int]:
@@ -121,9 +206,15 @@ class WarpBalance(Optimizer):
         if not sync:
             return None
         tree: set[int] = set()
+        waits_on_loads: set[int] = set()
         for fb in ctx.blames:
             tree |= shared_tree(ctx, fb.function)
-        out = [e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync]
+            tree |= round_trips(ctx, fb.function)
+            waits_on_loads |= latency_barriers(ctx, fb.function)
+        out = [m for m in (e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync)
+               if m.def_ not in waits_on_loads]
+        if not out and not tree:
+            return None
         # the tree's own accesses (all their samples) and the waits on its loads
         # (shown at the barrier before them, like the barrier stalls: the advice is the exchange's)
         if tree:
