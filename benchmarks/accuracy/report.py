@@ -162,7 +162,7 @@ def render(rows: list[Row], env: dict) -> str:
             + (" (all)" if judged and len(top3) == len(judged) else ""),
             f"- achieved speedup inside the estimate's range: {sum(1 for r in judged if r.in_range)}"
             f"/{sum(1 for r in judged if r.in_range is not None)} of the advice that has a range",
-            f"- mean estimate error: " + (f"{100 * mean_err:.1f}% over {len(errors)} cases (target ≤ {100 * TARGET_ERROR:.0f}%: "
+            "- mean estimate error: " + (f"{100 * mean_err:.1f}% over {len(errors)} cases (target ≤ {100 * TARGET_ERROR:.0f}%: "
                                           f"{'met' if mean_err <= TARGET_ERROR else 'not met'})" if mean_err is not None else "—"),
             ""]
     out += ["Why the remaining errors, case by case: docs/optimizers.md (calibration rules, \"What the changes "

@@ -11,13 +11,12 @@ import gc
 import os
 from collections import defaultdict
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
 from gpa_lsp.sass.model import Function, Program
 
-from .blame import BlameEdge, FunctionBlame, blame_function
+from .blame import blame_function
 from .context import KernelContext
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy

@@ -11,7 +11,7 @@ each lives in :mod:`gpa_lsp.profile.reasons`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .throughput import Throughput
 

@@ -8,7 +8,6 @@ the cache and the pipeline are the real ones.
 
 from __future__ import annotations
 
-import shutil
 import threading
 from dataclasses import replace
 from pathlib import Path

@@ -31,7 +31,7 @@ from ..model import Fix
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
-from .lg_queue import is_lg as _is_lg, lg_share, queue_edges
+from .lg_queue import lg_share, queue_edges
 
 _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
 _REG = re.compile(r"\b(U?R\d+)\b")

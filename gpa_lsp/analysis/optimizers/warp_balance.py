@@ -85,7 +85,6 @@ def _in_place_combine(ins, k: int) -> bool:
     if addr is None:
         return False
     data = set(st.srcs) - set(r for r in st.srcs if addr.startswith("[" + r))
-    loads: dict[str, str] = {}      # register -> address of the shared load defining it
     feeding: set[str] = set(data)
     for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
         i = ins[j]
