@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import csv
 import datetime as dt
-import io
 import json
 import os
 import shutil
@@ -31,7 +29,10 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from record import build, environment, find_cases  # noqa: E402
+
+from gpa_lsp.profile.throughput import parse_raw_csv  # noqa: E402  (standard library only)
 
 METRICS = (
     "gpu__time_duration.sum",
@@ -51,31 +52,14 @@ METRICS = (
 )
 
 
-# to nanoseconds, bytes and hertz
-SCALE = {"us": 1e3, "ms": 1e6, "s": 1e9, "usecond": 1e3, "msecond": 1e6, "second": 1e9, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9,
-         "Khz": 1e3, "Mhz": 1e6, "Ghz": 1e9, "cycle/usecond": 1e6, "cycle/nsecond": 1e9}
-
-
 # device attributes and link facts ncu adds to every row: not launch measurements
 DROP = ("device__attribute", "nvlink__", "numa__", "c2clink__", "profiler__", "pmsampling:")
 
 
-def parse_raw(text: str) -> dict[str, float | str]:
-    """The first launch's row of ``ncu --page raw --csv``: metric -> number (or text)."""
-    rows = list(csv.reader(io.StringIO(text)))
-    head = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
-    if head is None or len(rows) < head + 3:
-        return {}
-    names, units, values = rows[head], rows[head + 1], rows[head + 2]   # header, units, first launch
-    out: dict[str, float | str] = {}
-    for n, u, v in zip(names, units, values):
-        if n.startswith(DROP):
-            continue
-        try:
-            out[n] = float(v.replace(",", "")) * SCALE.get(u, 1)
-        except ValueError:
-            out[n] = v
-    return out
+def parse_raw(text: str) -> dict[str, float]:
+    """The first launch of ``ncu --page raw --csv``: metric -> number (ns, bytes, Hz), device facts left out."""
+    rows = parse_raw_csv(text, wanted=None)
+    return {n: v for n, v in rows[0][1].items() if not n.startswith(DROP)} if rows else {}
 
 
 def measure(ncu: str, binary: Path, kernel: str, timeout: float, clocks: str) -> tuple[dict, str | None]:

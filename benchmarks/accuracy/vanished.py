@@ -64,7 +64,8 @@ def compare(case_dir: Path, spec: dict) -> Vanished | None:
     imp_path = case_dir / "recorded" / "improved" / f"{collector}.gpabundle"
     if not (orig_path.is_file() and imp_path.is_file()):
         return None
-    orig, imp = read_bundle(orig_path).profile, read_bundle(imp_path).profile
+    orig_bundle = read_bundle(orig_path)
+    orig, imp = orig_bundle.profile, read_bundle(imp_path).profile
     k0, k1 = _kernel(orig, spec["kernel"]), _kernel(imp, spec["kernel"])
     if k0 is None or k1 is None:
         return None
@@ -76,21 +77,20 @@ def compare(case_dir: Path, spec: dict) -> Vanished | None:
     if not t0 or not t1:
         return None
     scale = (d1 / d0) / t1          # improved samples -> share of the original's time
-    claimed, estimate = claimed_by_category(case_dir, spec, collector)
+    claimed, estimate = claimed_by_category(orig_bundle, spec)
     vanished = {c: c0.get(c, 0) / t0 - c1.get(c, 0) * scale for c in set(c0) | set(c1)}
     return Vanished(case_dir.name, collector, d0 / d1, claimed, vanished,
                     predicted_rest=1.0 / estimate, measured_rest=d1 / d0)
 
 
-def claimed_by_category(case_dir: Path, spec: dict, collector: str) -> tuple[dict[str, float], float]:
-    """The case optimizer's matched samples by the category of the stall (shares of T), and its
-    estimate before the memory-system bound."""
+def claimed_by_category(b, spec: dict) -> tuple[dict[str, float], float]:
+    """The case optimizer's matched samples in bundle ``b`` by the category of the stall (shares of
+    T), and its estimate before the memory-system bound."""
     from gpa_lsp.analysis.advisor import build_context
     from gpa_lsp.analysis.optimizers import REGISTRY
     from gpa_lsp.analysis.sources import make_reader
     from gpa_lsp.sass import load_program
 
-    b = read_bundle(case_dir / "recorded" / f"{collector}.gpabundle")
     k = _kernel(b.profile, spec["kernel"])
     ctx = build_context(load_program(b.cubins[k.cubin]), k, [p for p in b.profile.pcs if p.function == k.name],
                         b.profile.device, make_reader())

@@ -137,9 +137,9 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             if m is None or (m.samples <= 0 and opt.kind == "code"):
                 continue
             est = opt.estimate(ctx, m)
-            cap, unit = opt.throughput_bound(ctx)
             if est < MIN_SPEEDUP:
                 continue
+            cap, unit = opt.throughput_bound(ctx)
             advice.append(_advice(ctx, opt, m, est, path_map, cap=cap, unit=unit))
     advice = rank(advice)
     file, line = _kernel_line(ctx)

@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -68,6 +68,14 @@ def _build(config: Config, cancel, log) -> str | None:
     return res.output
 
 
+def _built_output(config: Config) -> str | None:
+    """Where ``[build]`` puts the program (when it builds from sources), built now or earlier."""
+    if not config.build.sources:
+        return None
+    from ..build import output_path
+    return output_path(config)
+
+
 def _sources(config: Config) -> list[dict]:
     return source_records([config.resolve(s) for s in config.build.sources], config.root)
 
@@ -118,8 +126,6 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
 
 def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
     """Kernels of ``profile`` with the unit throughput of their launches in ``rows`` (ncu's raw page)."""
-    from dataclasses import replace as dc_replace
-
     from .demangle import base_name
     from .throughput import summarise
     per: dict[str, list[dict[str, float]]] = {}
@@ -128,9 +134,9 @@ def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]]
         match = exact or [k for k in profile.kernels if base_name(k.demangled) == base_name(name)]
         if len(match) == 1:
             per.setdefault(match[0].name, []).append(vals)
-    kernels = tuple(dc_replace(k, throughput=summarise(per[k.name], clocks)) if k.name in per else k
+    kernels = tuple(replace(k, throughput=summarise(per[k.name], clocks)) if k.name in per else k
                     for k in profile.kernels)
-    return dc_replace(profile, kernels=kernels)
+    return replace(profile, kernels=kernels)
 
 
 def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=None, log=lambda m: None) -> str | None:
@@ -139,19 +145,13 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     The language server's second phase: the sampled advice is shown first, the memory-system
     bound follows. Returns None when measured, else the note saying why not.
     """
-    from dataclasses import replace as dc_replace
-
     from .bundle import read_bundle
-    build_output = None
-    if config.build.sources:
-        from ..build import output_path
-        build_output = output_path(config)
     b = read_bundle(bundle_path)
-    profile, note = throughput_pass(config, b.profile, build_output, cancel=cancel, log=log)
+    profile, note = throughput_pass(config, b.profile, _built_output(config), cancel=cancel, log=log)
     if note is None:
         manifest = dict(b.manifest)
         manifest["throughput"] = {"measured": True, "note": None}
-        write_bundle(Path(bundle_path), dc_replace(b, profile=profile, manifest=manifest))
+        write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
     return note
 
 
@@ -276,10 +276,7 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
         raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
     log = log or (lambda m: None)
     path = Path(out) if out else _default_out(config, collector)
-    build_output = _build(config, cancel, log) if build else None
-    if build_output is None and config.build.sources:
-        from ..build import output_path
-        build_output = output_path(config)
+    build_output = (_build(config, cancel, log) if build else None) or _built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
     return fn(config, path, cancel=cancel, log=log, build_output=build_output)
 

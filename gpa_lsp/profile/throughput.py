@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 # unit -> ncu metric: the share of its sustained peak the unit reached over the launch
 UNITS: dict[str, str] = {
@@ -94,14 +93,11 @@ def bound(throughput: Throughput | None, keeps: Sequence[str]) -> tuple[float, s
 
 
 def argv(kernels: Sequence[str], launch_count: int = 1) -> list[str]:
-    """ncu arguments for the throughput pass (after the ncu executable; before ``-o`` and the command)."""
-    out = ["--metrics", ",".join(METRICS), "--clock-control", "none", "--print-summary", "none"]
-    if kernels:
-        out += ["--kernel-name", "regex:" + "|".join(re.escape(k) for k in kernels)]
-        out += ["--launch-count", str(launch_count * len(kernels))]
-    else:
-        out += ["--launch-count", str(launch_count * 8)]
-    return out
+    """ncu arguments for the throughput pass (after the ncu executable; before ``-o`` and the command);
+    the launches are bounded as for the ncu collector (``ncu.launch_filter``)."""
+    from .ncu import launch_filter   # ncu imports this module (METRICS): import at call time
+    return ["--metrics", ",".join(METRICS), "--clock-control", "none", "--print-summary", "none",
+            *launch_filter(kernels, launch_count)]
 
 
 def _number(value: str, unit: str) -> float | None:
@@ -111,8 +107,9 @@ def _number(value: str, unit: str) -> float | None:
         return None
 
 
-def parse_raw_csv(text: str) -> list[tuple[str, dict[str, float]]]:
-    """``ncu --page raw --csv --print-kernel-base mangled``: (kernel, metric -> number) per launch, in order."""
+def parse_raw_csv(text: str, wanted: Collection[str] | None = METRICS) -> list[tuple[str, dict[str, float]]]:
+    """``ncu --page raw --csv --print-kernel-base mangled``: (kernel, metric -> number) per launch, in
+    order; ``wanted``: the metrics to keep (None: every numeric one)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
     if head is None or len(rows) < head + 2:
@@ -122,14 +119,14 @@ def parse_raw_csv(text: str) -> list[tuple[str, dict[str, float]]]:
         kcol = names.index("Kernel Name")
     except ValueError:
         return []
-    wanted = set(METRICS)
+    wanted = set(wanted) if wanted is not None else None
     out = []
     for r in rows[head + 2:]:
         if len(r) <= kcol:
             continue
         vals = {}
         for n, u, v in zip(names, units, r):
-            if n in wanted:
+            if wanted is None or n in wanted:
                 x = _number(v, u)
                 if x is not None:
                     vals[n] = x

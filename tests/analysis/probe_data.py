@@ -14,7 +14,8 @@ from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
 from gpa_lsp.profile.reasons import parse
 
 DATA = Path(__file__).resolve().parent / "data"
-PROBE_CU = DATA / "probe.cu"                              # copy of shared/samples/probe.cu
+# shared/samples/probe.cu, as the profiling benchmark and the collector fixtures use it (one copy)
+PROBE_CU = Path(__file__).resolve().parents[2] / "benchmarks" / "profiling" / "probe" / "probe.cu"
 PROBE_CSV = DATA / "probe.h100.ncu-source-sass.csv.gz"    # recorded on an H100 (ncu 2025.3.1)
 
 

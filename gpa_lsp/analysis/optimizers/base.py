@@ -129,6 +129,20 @@ class Optimizer:
         return None
 
 
+def reason_share(pc, reason: str, among: tuple[str, ...]) -> float:
+    """The share of a PC's samples of the raw reasons ``among`` that are ``reason`` (0 without samples):
+    e.g. how much of a memory-throttle sample is LG-queue throttle rather than drain."""
+    if pc is None:
+        return 0.0
+    part = total = 0
+    for r, n in pc.stalls:
+        if r in among:
+            total += n
+            if r == reason:
+                part += n
+    return part / total if total else 0.0
+
+
 def match_issue_bound(ctx: KernelContext, match: Match) -> float:
     """Eq. 2 cannot beat the issue slots left: see ``estimate.issue_bound``. The instructions a
     match deletes are its matched issue samples (reason ``active``: the sampled warp issuing)."""

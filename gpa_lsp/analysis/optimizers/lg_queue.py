@@ -10,6 +10,7 @@ Coalescing's and Bank Conflicts' share of the MIO queue (docs/optimizers.md).
 from __future__ import annotations
 
 from ..blame import BlameEdge
+from .base import reason_share
 
 
 def is_lg(ins) -> bool:
@@ -40,15 +41,7 @@ def lg_share(ctx, members: set[int] | frozenset[int]) -> float:
 
 def throttle_share(pc) -> float:
     """The part of a PC's memory-throttle samples that is LG-queue throttle (not drain or texture)."""
-    if pc is None:
-        return 0.0
-    thr = lg = 0
-    for r, n in pc.stalls:
-        if r in ("lg_throttle", "drain", "tex_throttle"):
-            thr += n
-            if r == "lg_throttle":
-                lg += n
-    return lg / thr if thr else 0.0
+    return reason_share(pc, "lg_throttle", ("lg_throttle", "drain", "tex_throttle"))
 
 
 def queue_edges(ctx, members, share: float) -> list[BlameEdge]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .. import defuse
 from ..blame import BlameEdge
-from .base import Match, Optimizer, match_edges
+from .base import Match, Optimizer, match_edges, reason_share
 
 # instructions that go through the MIO queue besides shared-memory accesses
 _MIO_OTHER = {"S2R", "SHFL", "MUFU", "I2F", "F2I", "F2F", "I2FP", "F2IP", "FRND", "POPC", "FLO", "BREV",
@@ -71,13 +71,7 @@ def mio_replay_share(ctx) -> float:
 
 def _mio_throttle_share(pc) -> float:
     """Share of a PC's pipe-busy samples (the GPA category) that are ``mio_throttle``."""
-    busy = mio = 0
-    for r, n in pc.stalls:
-        if r in ("mio_throttle", "math_pipe_throttle", "dispatch_stall"):
-            busy += n
-            if r == "mio_throttle":
-                mio += n
-    return mio / busy if busy else 0.0
+    return reason_share(pc, "mio_throttle", ("mio_throttle", "math_pipe_throttle", "dispatch_stall"))
 
 
 class SharedMemoryBankConflicts(Optimizer):

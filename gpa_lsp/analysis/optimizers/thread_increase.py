@@ -15,7 +15,6 @@ from .base import Match, Optimizer
 
 
 def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
-    L = ctx.launch
     entry = ctx.entry
     name = (entry.demangled or entry.name).split("(")[0].split("::")[-1].strip()
     files = []

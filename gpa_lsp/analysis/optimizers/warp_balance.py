@@ -103,9 +103,12 @@ _GLOBAL_LOADS = ("LDG", "LD")
 _STORES = ("STS", "STG", "ST")
 
 
-def _stored_back(function) -> set[int]:
+def _stored_back(ctx, function) -> frozenset[int]:
     """Indices of global loads that read an address the function stored before (same address
     operand, its registers not redefined in between): a round trip through global memory."""
+    key = ("stored_back", function.name)
+    if key in ctx.memo:
+        return ctx.memo[key]
     ins = function.instructions
     stored: dict[str, set[str]] = {}     # address text -> its registers
     out: set[int] = set()
@@ -119,7 +122,8 @@ def _stored_back(function) -> set[int]:
             stored[addr] = {r for r in i.srcs if r in addr}
         elif i.base_opcode in _GLOBAL_LOADS and addr in stored:
             out.add(k)
-    return out
+    got = ctx.memo[key] = frozenset(out)
+    return got
 
 
 def round_trips(ctx, function) -> frozenset[int]:
@@ -129,7 +133,7 @@ def round_trips(ctx, function) -> frozenset[int]:
     if key not in ctx.memo:
         ins = function.instructions
         bars = [k for k, i in enumerate(ins) if i.base_opcode in BARRIERS]
-        ctx.memo[key] = frozenset(ins[k].offset for k in _stored_back(function)
+        ctx.memo[key] = frozenset(ins[k].offset for k in _stored_back(ctx, function)
                                   if any(b < k for b in bars))
     return ctx.memo[key]
 
@@ -142,7 +146,7 @@ def latency_barriers(ctx, function) -> frozenset[int]:
     if key in ctx.memo:
         return ctx.memo[key]
     ins = function.instructions
-    round_trip = _stored_back(function)
+    round_trip = _stored_back(ctx, function)
     out: set[int] = set()
     start = 0
     for b, bar in enumerate(ins):
