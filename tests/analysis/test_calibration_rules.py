@@ -13,6 +13,7 @@ import math
 import pytest
 
 from gpa_lsp.analysis.advisor import build_context
+from gpa_lsp.analysis.deletion import dead_code
 from gpa_lsp.analysis.estimate import issue_bound
 from gpa_lsp.analysis.occupancy import device_for
 from gpa_lsp.analysis.optimizers.local_array import _control
@@ -125,3 +126,25 @@ def test_local_array_loop_control_is_the_branches_and_their_compares(build_cubin
     assert ops <= {"BRA", "ISETP", "PLOP3", "FSETP"}
     # the loops holding local accesses (row[] filled on line 5, read on lines 7-8), nothing else
     assert {ctx.site(o).instruction.loc.line for o in control} == {5, 7, 8}
+
+
+def test_deleted_local_accesses_take_their_address_arithmetic_not_their_data(build_cubin):
+    """analysis/deletion.py: with row[]'s LDL/STL deleted, the instructions that only computed their
+    addresses are dead; the loads whose values were stored (in[...], line 5) and the arithmetic on
+    the values (line 8) stay, since a stored value moves to a register."""
+    ctx = _ctx(build_cubin, LOCAL, "arr")
+    ins = ctx.entry.instructions
+    local = frozenset(i.offset for i in ins if i.memory is not None and i.memory.space == "local")
+    assert local
+    dead = dead_code(ctx, local)
+    assert dead and not dead & local
+    ops = {ctx.site(o).instruction.base_opcode for o in dead}
+    assert ops <= {"IMAD", "LEA", "IADD3", "MOV", "SHF", "LOP3", "VIADD", "IADD", "UIADD3", "IMAD.SHL"}, ops
+    for o in dead:
+        i = ctx.site(o).instruction
+        assert i.memory is None and not i.base_opcode.startswith(("FFMA", "FMUL", "FADD")), i.text
+    # every dead instruction's results feed only deleted or dead instructions' addresses
+    kept_values = {i.offset for i in ins if i.base_opcode in ("LDG", "FFMA", "FMUL", "FADD")}
+    assert not dead & kept_values
+    # and nothing is dead when nothing is deleted
+    assert dead_code(ctx, frozenset()) == frozenset()

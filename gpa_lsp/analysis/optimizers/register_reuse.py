@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from ..deletion import vanishing_edges
 from .base import Match, Optimizer, match_edges
 from .lg_queue import lg_share, queue_edges
 
@@ -129,13 +130,17 @@ def local_cost(ctx, spill: bool):
         return (got if got is not None else kind(e.def_)) == want
     got = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
     if got is not None:
+        # what goes with the accesses: waits at them, their address arithmetic (analysis/deletion.py)
+        deleted = frozenset(i.offset for fb in ctx.blames for i in fb.function.instructions
+                            if kind(i.offset) == want)
+        gone = vanishing_edges(ctx, deleted, got.edges)
         # the accesses' share of the LG queue: other loads and stores throttled behind them
         members = frozenset(o for o in ctx.pcs if kind(o) == want)
         extra = queue_edges(ctx, members, lg_share(ctx, members))
-        if extra:
-            edges = got.edges + tuple(extra)
+        if extra or gone:
+            edges = got.edges + tuple(gone) + tuple(extra)
             got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
-                        data={"queue_uses": frozenset(e.use for e in extra)})
+                        data={"queue_uses": frozenset(e.use for e in extra)} if extra else {})
     done[spill] = got
     return got
 
