@@ -41,6 +41,10 @@ from .blame import BlameEdge, reaching_defs
 
 _BRACKET = re.compile(r"\[([^\]]*)\]")
 _REG = re.compile(r"(?<![A-Za-z0-9_])(UR\d+|R\d+)(\.64)?")
+# a wait at a barrier, or for an instruction fetch, is sampled at whatever instruction comes next:
+# it moves there when that one is deleted
+_STAYS = ("synchronization", "instruction_fetch")
+_DEPENDENCIES = ("memory_dependency", "execution_dependency")
 _KEEP = defuse.SYNC | {"BRA", "BRX", "JMP", "CALL", "RET", "EXIT", "BSSY", "BREAK", "YIELD", "NOP"}
 
 
@@ -111,17 +115,20 @@ def dead_code(ctx, deleted: frozenset[int]) -> frozenset[int]:
 
 
 def vanishing_edges(ctx, deleted: frozenset[int], claimed: Iterable[BlameEdge]) -> list[BlameEdge]:
-    """Edges not in ``claimed`` whose samples vanish with ``deleted`` (see the module doc)."""
+    """Edges not in ``claimed`` whose samples vanish with ``deleted`` (see the module doc): every
+    sample at dead code, and the dependency waits at deleted instructions. The deleted
+    instructions' own samples (issue, queue throttle) are the calling optimizer's claim. Barrier
+    and fetch waits stay: they are sampled at whatever instruction comes next."""
     have = {(e.def_, e.use, e.reason) for e in claimed}
     dead = dead_code(ctx, deleted)
     at_deleted: dict[int, list[BlameEdge]] = defaultdict(list)
     out: list[BlameEdge] = []
     for e in ctx.edges:
-        if (e.def_, e.use, e.reason) in have:
+        if (e.def_, e.use, e.reason) in have or e.reason in _STAYS:
             continue
         if e.use in dead:
             out.append(e)
-        elif e.use in deleted:
+        elif e.use in deleted and e.def_ != e.use and e.reason in _DEPENDENCIES:
             at_deleted[e.use].append(e)
     for use, edges in at_deleted.items():
         site = ctx.site(use)
@@ -131,9 +138,6 @@ def vanishing_edges(ctx, deleted: frozenset[int], claimed: Iterable[BlameEdge]) 
         deps = {d.def_: d for d in _reach(ctx, fb).get(site.index, ())}
         addr = address_registers(site.instruction)
         for e in edges:
-            if e.def_ == e.use:
-                out.append(e)
-                continue
             d_site = ctx.site(e.def_)
             dep = deps.get(d_site.index) if d_site is not None and d_site.function is site.function else None
             via_address = dep is not None and bool(_carried(dep)) and set(_carried(dep)) <= addr

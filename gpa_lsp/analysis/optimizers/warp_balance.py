@@ -37,6 +37,7 @@ before them.
 
 from __future__ import annotations
 
+from ..deletion import vanishing_edges
 from .base import Match, Optimizer
 
 BARRIERS = ("BAR", "BARRIER", "MEMBAR", "WARPSYNC", "SYNCS")
@@ -223,4 +224,7 @@ class WarpBalance(Optimizer):
         if tree:
             out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges
                     if e.reason != "synchronization" and e.def_ in tree]
+            # and what goes with the accesses: waits at them, their address arithmetic
+            out += [e._replace(def_=_barrier_before(ctx, e.def_))
+                    for e in vanishing_edges(ctx, frozenset(tree), [e for e in ctx.edges if e.def_ in tree])]
         return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
