@@ -135,7 +135,7 @@ def local_cost(ctx, spill: bool):
                             if kind(i.offset) == want)
         gone = vanishing_edges(ctx, deleted, got.edges)
         # the accesses' share of the LG queue: other loads and stores throttled behind them
-        members = frozenset(o for o in ctx.pcs if kind(o) == want)
+        members = frozenset(o for o in deleted if o in ctx.pcs)
         extra = queue_edges(ctx, members, lg_share(ctx, members))
         if extra or gone:
             edges = got.edges + tuple(gone) + tuple(extra)

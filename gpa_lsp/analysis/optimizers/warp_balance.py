@@ -222,9 +222,9 @@ class WarpBalance(Optimizer):
         # the tree's own accesses (all their samples) and the waits on its loads
         # (shown at the barrier before them, like the barrier stalls: the advice is the exchange's)
         if tree:
-            out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in ctx.edges
-                    if e.reason != "synchronization" and e.def_ in tree]
+            on_tree = [e for e in ctx.edges if e.def_ in tree]
             # and what goes with the accesses: waits at them, their address arithmetic
-            out += [e._replace(def_=_barrier_before(ctx, e.def_))
-                    for e in vanishing_edges(ctx, frozenset(tree), [e for e in ctx.edges if e.def_ in tree])]
+            gone = [e for e in on_tree if e.reason != "synchronization"]
+            gone += vanishing_edges(ctx, frozenset(tree), on_tree)
+            out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in gone]
         return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
