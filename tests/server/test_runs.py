@@ -42,6 +42,15 @@ def _no_trace(text: str) -> None:
     assert "Traceback" not in text and "internal error" not in text, text
 
 
+def gone(pid: int) -> bool:
+    """Is the process not running (reaped, or a zombie)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] == "Z"
+    except (FileNotFoundError, ProcessLookupError):   # reaped before, or while, /proc was read
+        return True
+
+
 async def test_crashing_harness_is_reported_not_traced(tmp_path):
     root = _workspace(tmp_path, [sys.executable, "-c", "import os, signal; print('starting'); os.kill(os.getpid(), signal.SIGSEGV)"])
     async with session(root, trusted=True) as client:
@@ -83,12 +92,6 @@ async def test_second_save_cancels_the_run_and_kills_its_processes(tmp_path):
         save_doc(client, root / "k.cu")
         await wait_for(lambda: len(pids.read_text().split()) >= 2, 60, "the second harness to start")
 
-        def gone(pid: int) -> bool:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    return f.read().split()[2] == "Z"   # reaped or a zombie: not running
-            except FileNotFoundError:
-                return True
         assert await wait_for(lambda: gone(first), 10, "the first harness to be killed")
         second = int(pids.read_text().split()[1])
         assert not gone(second)
@@ -118,13 +121,7 @@ async def test_change_on_disk_starts_a_run_and_progress_cancel_stops_it(tmp_path
         assert client.progress_reports[token][0].cancellable
         client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
 
-        def gone() -> bool:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    return f.read().split()[2] == "Z"
-            except FileNotFoundError:
-                return True
-        assert await wait_for(gone, 15, "the harness to be killed by the cancel button")
+        assert await wait_for(lambda: gone(pid), 15, "the harness to be killed by the cancel button")
         await wait_for(lambda: isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd), 10,
                        "the progress to end")
         assert len(pids.read_text().split()) == 1      # and nothing was restarted
