@@ -148,7 +148,8 @@ def render(rows: list[Row], env: dict) -> str:
         others = ", ".join(f"{o} {e:.2f}x" for o, e in r.ranked[:3])
         rng = (f"range {r.low:.2f}-{r.high:.2f}x" + (" (achieved inside)" if r.in_range else " (achieved outside)")
                if r.in_range is not None else "")
-        bound = f"bounded by {r.bounded_by}" if r.bounded_by else ""
+        bound = ("bounded by DRAM at its loads in flight" if r.bounded_by == "mlp"
+                 else f"bounded by {r.bounded_by}" if r.bounded_by else "")
         note = "; ".join(x for x in (r.note, bound, rng, f"top: {others}" if others else "") if x)
         out.append(f"| {r.case} | {r.optimizer} | {rank} | {_fmt(r.estimate, '.2f', 'x')} | {_fmt(r.achieved, '.2f', 'x')} "
                    f"| {_fmt(None if r.error is None else 100 * r.error, '.1f', '%')} | {line} "
@@ -166,7 +167,9 @@ def render(rows: list[Row], env: dict) -> str:
                                           f"{'met' if mean_err <= TARGET_ERROR else 'not met'})" if mean_err is not None else "—"),
             ""]
     out += ["Why the remaining errors, case by case: docs/optimizers.md (calibration rules, \"What the changes "
-            "really removed\"); estimates are capped by the memory-system bound where the bundle has unit throughput.", ""]
+            "really removed\"); estimates are capped by the memory-system bound where the bundle has unit throughput, "
+            "and by the memory-parallelism roof (\"The memory-parallelism roof\") where the loads a loop keeps in "
+            "flight cannot pull more from DRAM.", ""]
     missing = [r for r in rows if r not in judged]
     if missing:
         out += ["Not judged: " + ", ".join(f"{r.case} ({r.note})" for r in missing), ""]

@@ -18,6 +18,7 @@ from gpa_lsp.sass.model import Function, Program
 
 from .blame import blame_function
 from .context import KernelContext
+from .parallelism import mlp_bound
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
 from .optimizers import REGISTRY, Match, Optimizer
@@ -276,6 +277,8 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     low, high = (None, None) if rng is None else (round(max(1.0, min(rng[0], cap)), 4),
                                                   round(max(point, min(rng[1], cap)), 4))
     pct = ctx.kernel.throughput.pct(unit) if bounded and ctx.kernel.throughput is not None else None
+    if bounded and unit == "mlp":
+        pct = mlp_bound(ctx, opt.mlp_factor)[1]    # the share the loads in flight can reach
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),

@@ -77,7 +77,8 @@ class Advice:
     estimate_low: float | None = None
     estimate_high: float | None = None
     # the memory-system bound (Optimizer.throughput_bound) when it lowered the estimate: the unit
-    # (throughput.UNITS key) and its measured share of peak (%)
+    # (throughput.UNITS key) and its measured share of peak (%), or "mlp" and the DRAM share the
+    # code's loads in flight can reach (analysis/parallelism.py)
     bounded_by: str | None = None
     bounded_pct: float | None = None
 
@@ -86,6 +87,9 @@ class Advice:
         if not self.bounded_by:
             return ""
         from ..profile.throughput import UNIT_TITLES
+        if self.bounded_by == "mlp":
+            reach = f" reach {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else " limit it"
+            return f"bounded by DRAM: the loads this code keeps in flight{reach}"
         pct = f" at {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else ""
         return f"bounded by {UNIT_TITLES.get(self.bounded_by, self.bounded_by)}{pct}"
 

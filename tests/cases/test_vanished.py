@@ -60,7 +60,9 @@ def test_what_the_match_claims_is_what_vanished(case):
 def test_permute_exposes_the_latency_its_division_work_hid():
     """The documented blind spot (docs/optimizers.md): deleting the division code removed the issue
     and pipe stalls the match claims, but the loads' latency it used to hide came back as memory
-    dependency, so the kernel ran 1.8x faster, not the 2.3x Eq. 2 gives."""
+    dependency, so the kernel ran 1.8x faster, not the 2.3x Eq. 2 gives. (The advice now says
+    2.03x: the memory-parallelism roof, tests/analysis/test_parallelism.py; ``predicted_rest`` is
+    Eq. 2's, before any bound.)"""
     got = _compare("permute_divmod")
     assert got.claimed.get("memory_dependency", 0.0) < 0.05
     assert got.vanished["memory_dependency"] < -0.3

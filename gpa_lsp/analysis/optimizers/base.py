@@ -17,6 +17,7 @@ from ..blame import BlameEdge
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import Fix
+from ..parallelism import mlp_bound
 from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
 
 
@@ -68,6 +69,11 @@ class Optimizer:
     # instruction and address (unrolling, reordering, cheaper arithmetic, more warps) keeps the
     # memory system's work; optimizers that remove or reshape memory traffic narrow this.
     keeps: tuple[str, ...] = MEMORY_UNITS
+    # How the change multiplies the bytes of loads each warp keeps in flight (1: it leaves the
+    # loads and their dependencies as they are; the unroll factor for unrolling; None: not known,
+    # e.g. a reorder may hoist any number of loads). With ``dram`` in ``keeps`` the estimate is at
+    # most what that memory parallelism can pull from DRAM: see analysis/parallelism.py.
+    mlp_factor: float | None = 1.0
 
     def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -119,8 +125,14 @@ class Optimizer:
         return min(low, point), max(high, point)
 
     def throughput_bound(self, ctx: KernelContext) -> tuple[float, str | None]:
-        """(bound, unit): the memory-system bound on this change's speedup, see ``keeps``."""
-        return throughput_bound_of(ctx.kernel.throughput, self.keeps)
+        """(bound, unit): the memory-system bound on this change's speedup, see ``keeps`` and
+        ``mlp_factor``; unit ``"mlp"`` when the memory-parallelism roof is the tighter one."""
+        cap, unit = throughput_bound_of(ctx.kernel.throughput, self.keeps)
+        if "dram" in self.keeps and self.mlp_factor is not None and self.kind == "code":
+            roof, _ = mlp_bound(ctx, self.mlp_factor)
+            if roof < cap:
+                return roof, "mlp"
+        return cap, unit
 
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion

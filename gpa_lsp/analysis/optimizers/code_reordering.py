@@ -21,6 +21,7 @@ class CodeReordering(Optimizer):
     id = "code_reordering"
     title = "Code Reordering"
     method = "scoped_latency_hiding"
+    mlp_factor = None   # hoisting a load (a prefetch) may put any number of them in flight
     suggestion = ("Instructions wait on results that were issued just before. Issue loads earlier (prefetch "
                   "the next iteration's data, load before a barrier), and interleave independent work "
                   "between a load and its first use.")

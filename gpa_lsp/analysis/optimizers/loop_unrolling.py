@@ -36,6 +36,7 @@ class LoopUnrolling(Optimizer):
                   "(#pragma unroll N, or by hand when the trip count is not known) so independent loads and "
                   "arithmetic of several iterations overlap.")
     factor = 4
+    mlp_factor = factor   # the unrolled iterations' loads are in flight together
 
     def match(self, ctx) -> Match | None:
         memo: dict = {}

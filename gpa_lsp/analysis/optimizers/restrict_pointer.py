@@ -113,6 +113,7 @@ def _plain_global_load(ins) -> bool:
 class RestrictPointer(Optimizer):
     id = "restrict_pointer"
     keeps = ("dram",)   # reloads of data just loaded hit L1 or L2, not DRAM
+    mlp_factor = None   # without aliasing the compiler may batch and hoist the loads
     title = "Restrict Pointer"
     method = "latency_hiding"
     suggestion = ("Loads go through a pointer that may alias the kernel's stores, so the compiler neither uses "

@@ -1,0 +1,175 @@
+"""The memory-parallelism roof: how much DRAM bandwidth the loads a loop keeps in flight can pull.
+
+Why this bound exists: Eq. 2 lets every matched stall vanish. When a fix deletes the work that
+used to overlap a load's latency (the integer division between a streaming load and the store
+that uses it), the loop becomes a copy whose speed is set by Little's law -- bytes in flight
+per SM / loaded latency -- not by the DRAM's peak. The loaded latency is not in the original's
+samples (the division hid it), so it comes from the device: ``scripts/gpu/mlp_probe.cu``
+measures, under ncu, the DRAM share of peak a streaming loop reaches with F bytes of loads in
+flight per SM (``gpa_lsp/data/memory_parallelism.json``; on an H100 8 KB per SM reach 72% for a
+copy, 69% for a read-only sum; 32 KB reach 85-92%). With 16 or more warps per SM, the
+combinations of warps x loads per warp x bytes per load that give the same F reach the same share
+within 20% (fewer warps each issuing more loads reach less), so F is the one variable, and the
+roof takes the highest share measured at or below F (a bound must not be tighter than the
+hardware).
+
+A change that keeps the kernel's DRAM traffic (``Optimizer.keeps`` holds ``dram``) and
+multiplies the bytes each warp keeps in flight by ``Optimizer.mlp_factor`` (1 for arithmetic
+changes, the unroll factor for unrolling; None when not known, e.g. reordering) then gains at
+most ``attainable(F') / measured DRAM share``: the same bytes at no more than the share that
+F' bytes in flight can pull.
+
+F for the code as it is: in the hottest innermost loop with global loads, loads are grouped by
+dependency level within one iteration (a load whose address comes from another load's value is
+one level deeper); a warp has the largest level in flight at once, 32 threads x the load's
+width. The largest level, not the first, so the bound stays a bound (more bytes, higher roof).
+The bound is dropped when the original already runs its DRAM above the roof for its own F: then
+the loop's loads are in flight across iterations (the compiler pipelined them, or caches serve
+them) and F as counted says nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from .context import KernelContext
+
+BYTES_PER_THREAD_DEFAULT = 4
+
+
+@dataclass(frozen=True)
+class Roof:
+    loop_header: int            # offset of the loop whose loads were counted
+    warp_bytes: int             # bytes of loads one warp has in flight (the largest level)
+    warps: float                # resident warps per SM
+    pattern: str                # "copy" (the loop stores to global memory) | "read"
+    dram_pct: float             # the kernel's measured DRAM share of peak
+    attainable_pct: float       # what warp_bytes x warps reach on this device (the code as it is)
+
+    @property
+    def inflight(self) -> float:
+        return self.warp_bytes * self.warps
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict:
+    text = resources.files("gpa_lsp").joinpath("data/memory_parallelism.json").read_text()
+    return json.loads(text).get("devices", {})
+
+
+def curve(device_name: str, pattern: str) -> tuple[tuple[float, float], ...]:
+    """(bytes in flight per SM, best DRAM share % reached with at most that many), rising; empty
+    when the device was not measured."""
+    points = _table().get(device_name, {}).get(pattern, [])
+    best: dict[float, float] = {}
+    for p in points:
+        f = float(p["inflight_bytes_per_sm"])
+        best[f] = max(best.get(f, 0.0), float(p["dram_pct"]))
+    out, top = [], 0.0
+    for f in sorted(best):
+        top = max(top, best[f])
+        out.append((f, top))
+    return tuple(out)
+
+
+def attainable(points: tuple[tuple[float, float], ...], inflight: float) -> float | None:
+    """DRAM share % reachable with ``inflight`` bytes per SM: linear in log2(bytes) between measured
+    points, proportional to the bytes below the first (Little's law at fixed latency), flat above
+    the last. None without points."""
+    if not points or inflight <= 0:
+        return None
+    f0, p0 = points[0]
+    if inflight <= f0:
+        return p0 * inflight / f0
+    for (fa, pa), (fb, pb) in zip(points, points[1:]):
+        if inflight <= fb:
+            t = (math.log2(inflight) - math.log2(fa)) / (math.log2(fb) - math.log2(fa))
+            return pa + t * (pb - pa)
+    return points[-1][1]
+
+
+def _global_load(ins) -> bool:
+    m = ins.memory
+    return m is not None and m.space == "global" and m.load and not m.store and not m.atomic
+
+
+def _global_store(ins) -> bool:
+    m = ins.memory
+    return m is not None and m.space in ("global", "generic") and (m.store or m.atomic)
+
+
+def level_bytes(instructions) -> dict[int, int]:
+    """Bytes one warp loads per dependency level of global loads, over one pass of ``instructions``
+    (in program order; values from earlier iterations count as level 0)."""
+    level: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for ins in instructions:
+        src = max((level.get(r, 0) for r in ins.srcs), default=0)
+        if _global_load(ins):
+            own = src + 1
+            width = ins.memory.width // 8 if ins.memory.width else BYTES_PER_THREAD_DEFAULT
+            out[own] = out.get(own, 0) + 32 * width
+            for r in ins.dsts:
+                level[r] = own
+        else:
+            for r in ins.dsts:
+                level[r] = src
+    return out
+
+
+def roof(ctx: KernelContext) -> Roof | None:
+    """The code's memory parallelism and its roof; None without the inputs (no DRAM measurement,
+    no occupancy, an unmeasured device, no loop with global loads). Memoised per kernel."""
+    if "mlp_roof" in ctx.memo:
+        return ctx.memo["mlp_roof"]
+    ctx.memo["mlp_roof"] = got = _roof(ctx)
+    return got
+
+
+def _roof(ctx: KernelContext) -> Roof | None:
+    t = ctx.kernel.throughput
+    dram = t.pct("dram") if t is not None else None
+    if not dram or ctx.occupancy is None or ctx.occupancy.active_warps <= 0:
+        return None
+    total_at = ctx.total_at
+    best = None
+    for fb in ctx.blames:
+        fn = fb.function
+        for lp in ctx.loops.get(fn.name, ()):
+            body = [fn.instructions[i] for i in sorted(lp.instructions)]
+            if not any(_global_load(i) for i in body):
+                continue
+            inner = not any(o.parent == lp.header_offset for o in ctx.loops.get(fn.name, ()))
+            if not inner:
+                continue
+            samples = sum(total_at.get(i.offset, 0) for i in body)
+            if best is None or samples > best[0]:
+                best = (samples, lp, body)
+    if best is None:
+        return None
+    _, lp, body = best
+    levels = level_bytes(body)
+    pattern = "copy" if any(_global_store(i) for i in body) else "read"
+    points = curve(ctx.device.name, pattern)
+    warp_bytes = max(levels.values())
+    warps = ctx.occupancy.active_warps
+    reach = attainable(points, warp_bytes * warps)
+    if reach is None:
+        return None
+    return Roof(lp.header_offset, warp_bytes, warps, pattern, dram, reach)
+
+
+def mlp_bound(ctx: KernelContext, factor: float) -> tuple[float, float | None]:
+    """(speedup bound, attainable DRAM share %) for a change that multiplies each warp's bytes in
+    flight by ``factor``; (inf, None) when there is no roof or the measurement contradicts it."""
+    r = roof(ctx)
+    if r is None or r.dram_pct >= r.attainable_pct:
+        return math.inf, None
+    reach = attainable(curve(ctx.device.name, r.pattern), r.inflight * factor)
+    if reach is None:
+        return math.inf, None
+    return max(1.0, reach / r.dram_pct), reach
