@@ -70,6 +70,9 @@ async def test_case_in_the_editor(case, tmp_path):
                    if a.location and a.bounded_by and resolve(a.location.file) == source.resolve()}
         if case == "lavamd_unroll":
             assert bounded, "Loop Unrolling on lavamd_unroll is bounded by the L1 (tests/analysis/test_throughput_bound.py)"
+        if case == "permute_divmod":   # by the loads in flight (tests/analysis/test_parallelism.py)
+            assert any(a.bounded_by == "mlp" and "loads this code keeps in flight" in a.bound_text()
+                       for a in bounded.values())
         for d in diags:
             a = bounded.get((d.range.start.line, d.code))
             if a is None:
