@@ -34,15 +34,13 @@ only when a deleting optimizer matches.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Iterable
 
 from . import defuse
 from .blame import BlameEdge, reaching_defs
+from ..sass.operands import address_registers as operand_address_registers
 
-_BRACKET = re.compile(r"\[([^\]]*)\]")
-_REG = re.compile(r"(?<![A-Za-z0-9_])(UR\d+|R\d+)(\.64)?")
 # a wait at a barrier, or for an instruction fetch, is sampled at whatever instruction comes next:
 # it moves there when that one is deleted
 _STAYS = ("synchronization", "instruction_fetch")
@@ -51,18 +49,12 @@ _KEEP = defuse.SYNC | {"BRA", "BRX", "JMP", "CALL", "RET", "EXIT", "BSSY", "BREA
 
 
 def address_registers(ins) -> frozenset[str]:
-    """Registers an instruction reads inside its memory operand (``[R4.64+0x10]``: R4, R5)."""
-    out: set[str] = set()
+    """Registers an instruction reads inside any bracketed operand (``[R4.64+0x10]``: R4, R5)."""
+    out: frozenset[str] = frozenset()
     for op in ins.operands:
-        if not isinstance(op, str) or "[" not in op:
-            continue
-        for inner in _BRACKET.findall(op):
-            for name, wide in _REG.findall(inner):
-                out.add(name)
-                if wide:
-                    prefix = "UR" if name.startswith("UR") else "R"
-                    out.add(f"{prefix}{int(name[len(prefix):]) + 1}")
-    return frozenset(out)
+        if isinstance(op, str) and "[" in op:
+            out |= operand_address_registers(op)
+    return out
 
 
 def _removable(ins) -> bool:

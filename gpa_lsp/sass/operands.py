@@ -160,6 +160,29 @@ def targets(operands: tuple[str, ...]) -> list[str]:
     return out
 
 
+_BRACKET_RE = re.compile(r"\[([^\]]*)\]")
+_ADDRESS_REG_RE = re.compile(r"(?<![A-Za-z0-9_])(UR\d+|R\d+)(\.64)?")
+
+
+def memory_operand(operands: tuple[str, ...]) -> str | None:
+    """A load's or store's memory operand as written, without a cache-policy suffix:
+    ``[R4+0x10]``, ``desc[UR4][R2.64+0x8]``; None when no operand has one. The first bracketed
+    operand: a store names its address first, a load after its destination."""
+    for op in operands:
+        if isinstance(op, str) and "[" in op:
+            return op.split("(*")[0].strip()
+    return None
+
+
+def address_registers(operand: str | None) -> frozenset[str]:
+    """Registers read inside an operand's brackets (``desc[UR4][R4.64+0x10]``: UR4, R4, R5)."""
+    out: set[str] = set()
+    for inner in _BRACKET_RE.findall(operand or ""):
+        for name, wide in _ADDRESS_REG_RE.findall(inner):
+            _expand(name, 2 if wide else 1, out)
+    return frozenset(out)
+
+
 def constant_operands(operands: tuple[str, ...]) -> tuple[tuple[int, int | None], ...]:
     """``c[bank][offset]`` operands as (bank, offset); offset None when register-indexed, bank -1 when indexed."""
     out = []

@@ -57,3 +57,29 @@ def test_wide_atomic_and_mma_operands(build_cubin, arch):
     assert hmma and all(_regs(i.operands[0], 4) == i.dsts for i in hmma if ".F32" in i.opcode)
     shfl = next(i for i in ins if i.base_opcode == "SHFL")
     assert len([d for d in shfl.dsts if d.startswith("R")]) == 1
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_memory_operand_and_its_address_registers(build_cubin, arch):
+    """Every load, store and atomic of real nvcc output has one memory operand; the registers in its
+    brackets are read by the instruction (64-bit addresses as register pairs), and a store's data
+    registers are not among them."""
+    from gpa_lsp.sass.operands import address_registers, memory_operand
+    prog = load_program(build_cubin(WIDE, arch=arch))
+    seen = 0
+    for fn in prog.functions:
+        for ins in fn.instructions:
+            if ins.memory is None or ins.memory.space == "constant":
+                continue
+            op = memory_operand(ins.operands)
+            assert op is not None and op.endswith("]") and "(*" not in op, ins.text
+            regs = address_registers(op)
+            assert regs <= ins.srcs, (ins.text, regs, ins.srcs)
+            if ins.memory.space == "global":
+                assert len([r for r in regs if r.startswith("R")]) == 2, ins.text   # R<n>.64
+            if ins.memory.store and not ins.memory.load and ins.base_opcode in ("STG", "STS"):
+                data = ins.srcs - regs
+                assert data and not (data & regs), ins.text
+            seen += 1
+    assert seen >= 8
+    assert address_registers(None) == frozenset()

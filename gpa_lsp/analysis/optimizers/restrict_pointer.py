@@ -28,6 +28,7 @@ import re
 
 from ..blame import BlameEdge
 from ..model import Fix
+from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
@@ -51,9 +52,9 @@ def reloads(function) -> set[int]:
         for ins in function.instructions[blk_start:blk_end]:
             m = ins.memory
             if m is not None and m.load and not m.store and m.space in ("global", "generic"):
-                addr = next((op for op in reversed(ins.operands) if _ADDRESS.search(op.split("(*")[0].strip())), None)
-                if addr is not None:
-                    text = _ADDRESS.search(addr.split("(*")[0].strip()).group(0)
+                found = _ADDRESS.search(memory_operand(ins.operands) or "")
+                if found is not None:
+                    text = found.group(0)
                     regs = tuple((r, version.get(r, 0)) for r in _REG.findall(text))
                     key = (text.replace(" ", ""), regs, ins.opcode)
                     if seen.get(key):

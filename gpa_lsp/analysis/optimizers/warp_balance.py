@@ -37,6 +37,7 @@ before them.
 
 from __future__ import annotations
 
+from ...sass.operands import address_registers, memory_operand
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer
 
@@ -71,21 +72,13 @@ def _barrier_before(ctx, offset: int) -> int:
     return offset if found < 0 else found
 
 
-def _address(ins) -> str | None:
-    """The memory operand (``[R4+0x10]``, ``desc[UR4][R4.64]``), as written."""
-    for op in ins.operands:
-        if isinstance(op, str) and "[" in op:
-            return op
-    return None
-
-
 def _in_place_combine(ins, k: int) -> bool:
     """Is shared store ``ins[k]`` fed (through one ALU op) by a shared load of the same address?"""
     st = ins[k]
-    addr = _address(st)
+    addr = memory_operand(st.operands)
     if addr is None:
         return False
-    data = set(st.srcs) - set(r for r in st.srcs if addr.startswith("[" + r))
+    data = set(st.srcs) - address_registers(addr)
     feeding: set[str] = set(data)
     for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
         i = ins[j]
@@ -93,7 +86,7 @@ def _in_place_combine(ins, k: int) -> bool:
             break
         if i.dsts & feeding:
             if i.base_opcode in SHARED_LOADS:
-                if _address(i) == addr:
+                if memory_operand(i.operands) == addr:
                     return True
                 continue
             feeding |= set(i.srcs)
@@ -116,11 +109,11 @@ def _stored_back(ctx, function) -> frozenset[int]:
     for k, i in enumerate(ins):
         if i.dsts:
             stored = {a: regs for a, regs in stored.items() if not (regs & i.dsts)}
-        addr = _address(i)
+        addr = memory_operand(i.operands)
         if addr is None:
             continue
         if i.base_opcode in ("STG", "ST"):
-            stored[addr] = {r for r in i.srcs if r in addr}
+            stored[addr] = set(address_registers(addr))
         elif i.base_opcode in _GLOBAL_LOADS and addr in stored:
             out.add(k)
     got = ctx.memo[key] = frozenset(out)
@@ -158,7 +151,7 @@ def latency_barriers(ctx, function) -> frozenset[int]:
         for k in range(start, b):
             i = ins[k]
             if i.base_opcode in _STORES and i.memory is not None and not i.memory.load:
-                addr = _address(i) or ""
+                addr = address_registers(memory_operand(i.operands))
                 data = [r for r in i.srcs if r not in addr]
                 if any(loaded.get(r) is False for r in data):
                     publishes = True
