@@ -25,7 +25,8 @@ one level deeper); a warp has the largest level in flight at once, 32 threads x 
 width. The largest level, not the first, so the bound stays a bound (more bytes, higher roof).
 The bound is dropped when the original already runs its DRAM above the roof for its own F: then
 the loop's loads are in flight across iterations (the compiler pipelined them, or caches serve
-them) and F as counted says nothing.
+them) and F as counted says nothing. A device missing from the table (matched by the name the
+profile records) gets no roof: ``scripts/gpu/record_mlp.sh`` measures one in under a minute.
 """
 
 from __future__ import annotations
