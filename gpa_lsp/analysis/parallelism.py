@@ -62,6 +62,7 @@ def _table() -> dict:
     return json.loads(text).get("devices", {})
 
 
+@lru_cache(maxsize=None)
 def curve(device_name: str, pattern: str) -> tuple[tuple[float, float], ...]:
     """(bytes in flight per SM, best DRAM share % reached with at most that many), rising; empty
     when the device was not measured."""
@@ -96,11 +97,6 @@ def attainable(points: tuple[tuple[float, float], ...], inflight: float) -> floa
 def _global_load(ins) -> bool:
     m = ins.memory
     return m is not None and m.space == "global" and m.load and not m.store and not m.atomic
-
-
-def _global_store(ins) -> bool:
-    m = ins.memory
-    return m is not None and m.space in ("global", "generic") and (m.store or m.atomic)
 
 
 def level_bytes(instructions) -> dict[int, int]:
@@ -140,21 +136,21 @@ def _roof(ctx: KernelContext) -> Roof | None:
     best = None
     for fb in ctx.blames:
         fn = fb.function
-        for lp in ctx.loops.get(fn.name, ()):
+        loops = ctx.loops.get(fn.name, ())
+        parents = {o.parent for o in loops}
+        for lp in loops:
+            if lp.header_offset in parents:     # innermost loops only
+                continue
             body = [fn.instructions[i] for i in sorted(lp.instructions)]
-            if not any(_global_load(i) for i in body):
-                continue
-            inner = not any(o.parent == lp.header_offset for o in ctx.loops.get(fn.name, ()))
-            if not inner:
-                continue
-            samples = sum(total_at.get(i.offset, 0) for i in body)
-            if best is None or samples > best[0]:
-                best = (samples, lp, body)
+            if any(_global_load(i) for i in body):
+                samples = sum(total_at.get(i.offset, 0) for i in body)
+                if best is None or samples > best[0]:
+                    best = (samples, lp, body)
     if best is None:
         return None
     _, lp, body = best
     levels = level_bytes(body)
-    pattern = "copy" if any(_global_store(i) for i in body) else "read"
+    pattern = "copy" if any(i.memory is not None and i.memory.global_write for i in body) else "read"
     points = curve(ctx.device.name, pattern)
     warp_bytes = max(levels.values())
     warps = ctx.occupancy.active_warps

@@ -43,6 +43,11 @@ class MemoryAccess:
     store: bool
     atomic: bool = False
 
+    @property
+    def global_write(self) -> bool:
+        """A store or atomic that may reach global memory (a generic address may be global)."""
+        return self.space in ("global", "generic") and (self.store or self.atomic)
+
 
 @dataclass(frozen=True)
 class Instruction:

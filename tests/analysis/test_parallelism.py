@@ -28,6 +28,18 @@ from gpa_lsp.sass import load_program
 ROOT = Path(__file__).resolve().parents[2]
 H100 = "NVIDIA H100 80GB HBM3"
 
+GATHER = r"""
+__global__ void NAME(const int* __restrict__ idx, const float4* __restrict__ pos, float* out, int n, int m) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.f;
+#pragma unroll UNROLL
+  for (int k = 0; k < m; ++k) {
+    const float4 p = pos[idx[k * n + i]];
+    acc += p.x * p.y + p.z * p.w;
+  }
+  out[i] = acc;
+}
+"""
 LOOPS = r"""
 __global__ void copy(const float* __restrict__ in, float* __restrict__ out, int n) {
 #pragma unroll 1
@@ -37,27 +49,7 @@ __global__ void copy4(const float4* __restrict__ in, float4* __restrict__ out, i
 #pragma unroll 1
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = in[i];
 }
-__global__ void gather(const int* __restrict__ idx, const float4* __restrict__ pos, float* out, int n, int m) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  float acc = 0.f;
-#pragma unroll 1
-  for (int k = 0; k < m; ++k) {
-    const float4 p = pos[idx[k * n + i]];
-    acc += p.x * p.y + p.z * p.w;
-  }
-  out[i] = acc;
-}
-__global__ void gather4(const int* __restrict__ idx, const float4* __restrict__ pos, float* out, int n, int m) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  float acc = 0.f;
-#pragma unroll 4
-  for (int k = 0; k < m; ++k) {
-    const float4 p = pos[idx[k * n + i]];
-    acc += p.x * p.y + p.z * p.w;
-  }
-  out[i] = acc;
-}
-"""
+""" + GATHER.replace("NAME", "gather").replace("UNROLL", "1") + GATHER.replace("NAME", "gather4").replace("UNROLL", "4")
 
 
 def _levels(build_cubin, name, device=device_for(90, "H100")):

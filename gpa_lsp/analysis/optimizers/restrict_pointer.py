@@ -38,11 +38,6 @@ _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
 _REG = re.compile(r"\b(U?R\d+)\b")
 
 
-def _is_global_store(ins) -> bool:
-    m = ins.memory
-    return m is not None and m.space in ("global", "generic") and (m.store or m.atomic)
-
-
 def reloads(function) -> set[int]:
     """Offsets of global loads that re-read an address already loaded before an intervening store."""
     out: set[int] = set()
@@ -60,7 +55,7 @@ def reloads(function) -> set[int]:
                     if seen.get(key):
                         out.add(ins.offset)
                     seen[key] = False
-            elif _is_global_store(ins):
+            elif m is not None and m.global_write:
                 for k in seen:
                     seen[k] = True
             for r in ins.dsts:
