@@ -32,10 +32,12 @@ OPTIMIZERS = {
     "warp_divergence", "block_increase", "thread_increase",
 }
 REQUIRED = {"optimizer": str, "top": int, "file": str, "line": int, "kernel": str, "improved": str,
-            "description": str, "seed": str}
-OPTIONAL = {"collector": str, "alt_lines": list, "loop_line": int, "inner_loop_line": int, "launch_line": int,
+            "description": str}
+OPTIONAL = {"seed": str, "collector": str, "alt_lines": list, "loop_line": int, "inner_loop_line": int, "launch_line": int,
             "bounds_line": int, "decl_line": int, "index_line": int, "signature_line": int,
-            "improved_flags": list}
+            "improved_flags": list, "split": str, "variant": list}
+VARIANT_KEYS = {"name": str, "file": str, "optimizer": str, "change": str, "expect": str}
+VARIANT_OPTIONAL = {"flags": list}
 
 
 def _meta(case: Path) -> dict:
@@ -81,6 +83,23 @@ def test_case_metadata(case: Path):
     assert "\n".join(src) != improved
     for name in ("README.md", "gpa.toml"):
         assert (case / name).is_file()
+    assert meta.get("split", "calibration") in ("calibration", "validation")
+    names = set()
+    for v in meta.get("variant", []):
+        for key, typ in VARIANT_KEYS.items():
+            assert isinstance(v.get(key), typ), f"{case.name}: variant {v.get('name')}: {key} missing or not {typ.__name__}"
+        unknown = set(v) - set(VARIANT_KEYS) - set(VARIANT_OPTIONAL)
+        assert not unknown, f"{case.name}: variant {v['name']}: unknown keys {sorted(unknown)}"
+        assert re.fullmatch(r"[a-z0-9_]+", v["name"]) and v["name"] not in names, v["name"]
+        names.add(v["name"])
+        assert v["optimizer"] in OPTIMIZERS | {"none"}, f"{case.name}: variant {v['name']}: {v['optimizer']}"
+        assert v["expect"] in ("helps", "control"), f"{case.name}: variant {v['name']}: expect {v['expect']}"
+        text = (case / v["file"]).read_text()
+        assert re.search(r"__global__[^;{]*\b" + re.escape(meta["kernel"]) + r"\s*\(", text), v["file"]
+        assert "time_kernel(\"" + meta["kernel"] + "\"" in text and "check_close(" in text, v["file"]
+        assert text != "\n".join(src) or v.get("flags"), f"{case.name}: variant {v['name']} changes nothing"
+    if meta.get("variant"):
+        assert meta["improved"] in {v["file"] for v in meta["variant"]}, f"{case.name}: improved is not a variant"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
@@ -111,6 +130,9 @@ def cubins(tmp_path_factory) -> dict[tuple[str, str], Path]:
         meta = _meta(case)
         for variant, name in (("original", meta["file"]), ("improved", meta["improved"])):
             jobs[(case.name, variant)] = (case / name, base / f"{case.name}.{variant}.cubin")
+        for v in meta.get("variant", []):
+            if v["file"] != meta["improved"]:
+                jobs[(case.name, "variant:" + v["name"])] = (case / v["file"], base / f"{case.name}.v.{v['name']}.cubin")
     workers = max(2, min(8, os.cpu_count() or 2))
     with cf.ThreadPoolExecutor(max_workers=workers) as pool:
         errors = [e for e in pool.map(lambda j: _compile(*j), jobs.values()) if e]
