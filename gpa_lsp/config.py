@@ -37,6 +37,12 @@ Example ``gpa.toml``::
     throughput_on_save = true         # after a save, show the advice, then measure unit
                                       # throughput ([profile] throughput) and show it bounded
 
+    [verify]
+    top = 3                           # mechanical fixes tried per analysis (by estimate)
+    budget_s = 60                     # wall time for timing them on the GPU
+    on_save = true                    # in the editor, after the sampled advice is shown
+    pairs = 5                         # interleaved (original, variant) runs, at least 5
+
     [paths]
     source_map = { "/build/machine/src" = "." }
 """
@@ -101,6 +107,16 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class VerifyConfig:
+    """Trying fixes before ranking them (gpa_lsp/verify): compiled and compared in a scratch copy,
+    then timed interleaved with the original on the GPU of a trusted workspace."""
+    top: int = 3
+    budget_s: float = 60.0
+    on_save: bool = True
+    pairs: int = 5
+
+
+@dataclass(frozen=True)
 class Config:
     root: str = "."                   # folder of the config file (or the workspace root)
     build: BuildConfig = field(default_factory=BuildConfig)
@@ -108,6 +124,7 @@ class Config:
     profile: ProfileConfig = field(default_factory=ProfileConfig)
     advice: AdviceConfig = field(default_factory=AdviceConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
     source_map: tuple[tuple[str, str], ...] = ()
     path: str | None = None           # the file it was read from
 
@@ -121,7 +138,7 @@ class Config:
 
 
 _SECTIONS = {"build": BuildConfig, "harness": HarnessConfig, "profile": ProfileConfig,
-             "advice": AdviceConfig, "server": ServerConfig}
+             "advice": AdviceConfig, "server": ServerConfig, "verify": VerifyConfig}
 
 
 def _line_of(text: str, section: str, key: str | None) -> int | None:
@@ -204,6 +221,13 @@ def _validate(section: str, obj: Any, text: str, path: str | None) -> None:
         raise bad("warning", "thresholds must satisfy 1.0 <= information <= warning")
     if isinstance(obj, ServerConfig) and obj.debounce_ms < 0:
         raise bad("debounce_ms", "must be >= 0")
+    if isinstance(obj, VerifyConfig):
+        if not 0 <= obj.top <= 20:
+            raise bad("top", "must be between 0 and 20")
+        if not 0 < obj.budget_s <= 3600:       # also refuses nan and inf
+            raise bad("budget_s", "must be positive seconds, at most 3600")
+        if not 5 <= obj.pairs <= 100:
+            raise bad("pairs", "must be between 5 and 100 (the interval needs at least 5 pairs)")
 
 
 def from_mapping(data: Mapping[str, Any], *, root: str = ".", text: str = "", path: str | None = None,

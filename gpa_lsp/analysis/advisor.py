@@ -157,21 +157,21 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
         throughput=kernel.throughput.units if kernel.throughput is not None else ())
 
 
-def rank(advice: Sequence[Advice]) -> list[Advice]:
+def rank(advice: Sequence[Advice], speed: Callable[[Advice], float] = lambda a: a.estimated_speedup) -> list[Advice]:
     """Highest estimate first; within the sampling noise (``TIE``) specific advice before generic.
 
     Why: GPA ranks the specific, mechanical fix over the generic one it is part of. Two estimates
     within a few percent are not distinguishable from samples, and the generic optimizer's match
     includes the specific one's samples, so its lead there says nothing about which fix is better.
     """
-    out = sorted(advice, key=lambda a: (-a.estimated_speedup, a.optimizer))
+    out = sorted(advice, key=lambda a: (-speed(a), a.optimizer))
     changed = True
     while changed:
         changed = False
         for i in range(len(out) - 1):
             a, b = out[i], out[i + 1]
             if a.optimizer in GENERIC and b.optimizer not in GENERIC \
-                    and a.estimated_speedup <= b.estimated_speedup * (1.0 + TIE):
+                    and speed(a) <= speed(b) * (1.0 + TIE):
                 out[i], out[i + 1] = b, a
                 changed = True
     return out

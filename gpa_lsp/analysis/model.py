@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..verify.model import Verification
+
 
 @dataclass(frozen=True)
 class Location:
@@ -81,6 +83,14 @@ class Advice:
     # code's loads in flight can reach (analysis/parallelism.py)
     bounded_by: str | None = None
     bounded_pct: float | None = None
+    # the fix tried: compiled and compared, or timed on a GPU (gpa_lsp/verify); None: not tried
+    verification: Verification | None = None
+
+    @property
+    def effective_speedup(self) -> float:
+        """What ranks the advice and sets its severity: measured, else re-estimated, else estimated."""
+        v = self.verification.effective if self.verification is not None else None
+        return self.estimated_speedup if v is None else v
 
     def bound_text(self) -> str:
         """``bounded by L1/shared at 64% of its peak`` when the memory-system bound lowered the estimate."""

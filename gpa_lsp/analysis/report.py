@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from ..profile.throughput import describe as describe_units
+from ..verify.model import short_device
 from .model import Advice, KernelReport, Report, to_json
 from .sources import LineReader, make_reader, source_line
 
@@ -51,6 +52,8 @@ def _kernel_header(k: KernelReport) -> str:
 def _advice_lines(a: Advice, reader: LineReader) -> list[str]:
     bound = f" ({a.bound_text()})" if a.bounded_by else ""
     lines = [f"  Apply {a.title}, ratio {a.ratio * 100:.2f}%, estimate speedup {a.estimated_speedup:.2f}x{bound}"]
+    if a.verification is not None:
+        lines.append(f"    {a.verification.summary(short_device(a.verification.device))}")
     lines.append(f"    {a.suggestion}")
     if a.fix is not None:
         where = f" at {_short(a.fix.file)}:{a.fix.line}" if a.fix.file and a.fix.line else ""

@@ -12,14 +12,20 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("advise", help="print advice for a project folder from its recorded profile bundle")
     p.add_argument("dir", nargs="?", default=".", help="folder with gpa.toml (default: .)")
     add_report_arguments(p)
+    p.add_argument("--verify", action="store_true",
+                   help="try the top fixes first (compile, compare, and time them when a GPU is present)")
+    from .verify import add_verify_arguments
+    add_verify_arguments(p)
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def project_bundle(folder, smap):
+    """(config, bundle path, report with the stored verification results) of a project folder."""
     from ..analysis.advisor import advise_bundle
     from ..config import find_config, load
+    from ..verify.runner import with_stored
 
-    folder = Path(args.dir)
+    folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"{folder} is not a folder", "pass a project folder that holds gpa.toml")
     cfg = load(folder)
@@ -35,6 +41,13 @@ def run(args) -> int:
                               "set [profile] bundle in gpa.toml, or record one with `gpa profile`",
                               cfg.path)
         bundle = str(found[0])
-    smap = parse_source_map(args.source_root)
     report = advise_bundle(bundle, config=cfg, source_map=smap)
+    return cfg, bundle, with_stored(cfg, bundle, report)
+
+
+def run(args) -> int:
+    cfg, bundle, report = project_bundle(args.dir, parse_source_map(args.source_root))
+    if args.verify:
+        from .verify import verify_and_emit
+        return verify_and_emit(cfg, bundle, report, args)
     return emit(report, args)

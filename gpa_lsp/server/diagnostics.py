@@ -14,6 +14,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from ..analysis.model import Advice, KernelReport, to_json
+from ..verify.model import short_device
 from ..config import AdviceConfig
 from ..errors import ConfigError, GpaError
 from .pipeline import CompilerDiagnostic
@@ -54,7 +55,9 @@ def first_sentence(text: str) -> str:
 def advice_message(kernel: KernelReport, advice: Advice) -> str:
     name = kernel.demangled or kernel.name
     bound = f", {advice.bound_text()}" if advice.bounded_by else ""
-    return (f"{advice.title}: est. {advice.estimated_speedup:.2f}x{bound} on {name} "
+    v = advice.verification
+    figure = v.summary(short_device(v.device)) if v is not None else f"est. {advice.estimated_speedup:.2f}x"
+    return (f"{advice.title}: {figure}{bound} on {name} "
             f"({advice.ratio:.0%} of its samples). {first_sentence(advice.suggestion)}")
 
 
@@ -69,6 +72,7 @@ def advice_diagnostic(kernel: KernelReport, advice: Advice, line0: int, line_tex
         "kernel": kernel.name,
         "optimizer": advice.optimizer,
         "estimate": advice.estimated_speedup,
+        "measured": advice.verification.speedup if advice.verification is not None else None,
         "line": advice.location.line if advice.location else None,
         "file": advice.location.file if advice.location else None,
         "fix": to_json(advice.fix) if advice.fix else None,
@@ -76,7 +80,7 @@ def advice_diagnostic(kernel: KernelReport, advice: Advice, line0: int, line_tex
     return types.Diagnostic(
         range=line_range(line0, line_text),
         message=msg,
-        severity=severity_of(advice.estimated_speedup, thresholds),
+        severity=severity_of(advice.effective_speedup, thresholds),
         source=SOURCE,
         code=advice.optimizer,
         code_description=types.CodeDescription(href=docs_href(advice.optimizer)),

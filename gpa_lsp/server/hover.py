@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..analysis.model import Advice, KernelReport, LineStats
+from ..verify.model import short_device
 
 MAX_SASS = 24
 
@@ -68,6 +69,8 @@ def advice_section(items: Sequence[tuple[KernelReport, Advice]]) -> list[str]:
         out += ["", f"**{_md(a.title)}** (`{a.optimizer}`): est. **{a.estimated_speedup:.2f}x**{rng}{bound} on "
                     f"{_md(kernel.demangled or kernel.name)}, {a.ratio:.1%} of its samples", "",
                 _md(a.suggestion.strip())]
+        if a.verification is not None:
+            out += ["", f"_{_md(a.verification.summary(short_device(a.verification.device)))}_"]
     return out
 
 

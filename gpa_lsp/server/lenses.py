@@ -26,8 +26,12 @@ def kernel_summary(kernel: KernelReport) -> str:
     if busiest:
         text += f", {busiest}"
     if kernel.advice:
-        top = max(kernel.advice, key=lambda a: a.estimated_speedup)
-        text += f" | top: {top.title} est. {top.estimated_speedup:.2f}x"
+        top = kernel.advice[0]      # ranked: verified figures first (gpa_lsp/verify/apply.py)
+        v = top.verification
+        if v is not None and v.status == "measured" and v.speedup is not None:
+            text += f" | top: {top.title} measured {v.speedup:.2f}x (est. {top.estimated_speedup:.2f}x)"
+        else:
+            text += f" | top: {top.title} est. {top.estimated_speedup:.2f}x"
     else:
         text += " | no advice"
     return text

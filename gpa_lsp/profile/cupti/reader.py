@@ -48,6 +48,9 @@ class CuptiRun:
     activity_dropped: int = 0      # activity records CUPTI dropped (Y lines)
     drains: dict[str, tuple[int, int]] = field(default_factory=dict)  # ctx -> (at launch exit, periodic)
     contexts: tuple[str, ...] = ()  # the contexts that had PC sampling configured (R records)
+    # kernel name -> duration (ns) of each timed launch, in launch order, for the kernels kept by the
+    # filter (durations-only runs: GPA_CUPTI_NO_PCSAMPLING, see gpa_lsp/verify/dynamic.py)
+    durations: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,7 +76,8 @@ def _matches(name: str, demangled: str, filters: Sequence[str]) -> bool:
     return not filters or any(f in name or f in demangled for f in filters)
 
 
-def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail: str = "") -> CuptiRun:
+def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail: str = "",
+                require_samples: bool = True) -> CuptiRun:
     folder = Path(folder)
     path = folder / "cupti.txt"
     if not path.is_file():
@@ -229,7 +233,9 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                    complete=complete, launches_seen=dict(launch_count), hardware_buffer_full=hwfull,
                    cupti_version=version, format=fmt, kernel_records=kernel_records,
                    activity_dropped=activity_dropped, drains=drains, contexts=tuple(sorted(reason_of)))
-    if not pcs:
+    run.durations = {n: [l.duration_ns for l in launches[n] if l.duration_ns] for n in launches
+                     if _matches(n, dem.get(n, n), kernels)}
+    if not pcs and require_samples:
         if any("hardware_buffer_full" in e for e in errors):
             raise ProfilingError("CUPTI's hardware sample buffer overflowed and no samples could be read back",
                                  f"sample less often: raise [profile] sampling_period (now {period}; 12-15 suits "

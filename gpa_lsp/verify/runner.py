@@ -1,0 +1,301 @@
+"""Verify the top mechanical fixes of a report: plan, scratch build, static compare, time, store.
+
+    report, results = verify_report(config, bundle_path, report, options)
+
+Static checks run wherever nvcc runs; timing needs a GPU and ``options.dynamic`` (the caller
+decides trust: nvcc and the harness on untrusted sources are code execution). A result already
+stored for the same experiment is reused (``store.lookup``); a static result is re-done when
+timing is possible now.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..analysis.advisor import build_context
+from ..analysis.model import Advice, KernelReport, Report, to_json
+from ..analysis.sources import make_reader
+from ..build import build_cubins
+from ..config import Config
+from ..errors import BuildError, GpaError
+from ..profile.bundle import map_source_path, read_bundle
+from ..sass import load_program
+from . import dynamic, static, store, timing
+from .apply import attach, worth_trying
+from .model import Verification, short_device
+from .scratch import Scratch, make
+
+
+@dataclass(frozen=True)
+class Options:
+    top: int = 3                 # fixes tried, over all kernels, by estimate
+    dynamic: bool = False        # time on the GPU (trusted workspace with a GPU only)
+    pairs: int = timing.MIN_PAIRS
+    budget_s: float = 60.0       # wall time for the timing phase
+    only: int | None = None      # 1-based index among the candidates (gpa verify --fix N)
+    store: bool = True           # keep the results in the bundle
+
+
+Log = Callable[[str], None]
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class _Keys:
+    """(file relative to the project, line) keys for instructions of the three compilations."""
+
+    def __init__(self, config: Config, path_map: Callable[[str], str]) -> None:
+        self.root = os.path.realpath(config.root)
+        self.path_map = path_map
+
+    def rel(self, path: str, scratch_root: str | None = None) -> str:
+        p = os.path.realpath(path)
+        if scratch_root:
+            sr = os.path.realpath(scratch_root)
+            if p == sr or p.startswith(sr + os.sep):
+                return os.path.relpath(p, sr)
+        return os.path.relpath(p, self.root)
+
+    def recorded(self, ins):
+        if ins.loc is None or not ins.loc.line:
+            return None
+        return (self.rel(self.path_map(ins.loc.file or "")), ins.loc.line)
+
+    def rebuilt(self, scratch: Scratch, shifts: dict[str, Callable[[int], int]] | None = None):
+        root = str(scratch.root)
+
+        def key(ins):
+            if ins.loc is None or not ins.loc.line:
+                return None
+            f = self.rel(ins.loc.file or "", root)
+            line = ins.loc.line
+            if shifts and f in shifts:
+                line = shifts[f](line)
+            return (f, line)
+        return key
+
+
+def _function(cubins: list[Path], name: str):
+    for c in cubins:
+        prog = load_program(c.read_bytes())
+        f = prog.function(name)
+        if f is not None:
+            return f
+    return None
+
+
+class Experiment:
+    """One report's verification: shared original scratch build, one variant per candidate."""
+
+    def __init__(self, config: Config, bundle_path: str, cancel: threading.Event | None, log: Log) -> None:
+        self.config = config
+        self.cancel = cancel
+        self.log = log
+        self.bundle = read_bundle(bundle_path)
+        smap = tuple(config.source_map)
+        self.path_map = lambda p: map_source_path(p, smap, config.root, self.bundle.manifest) if p else p
+        self.keys = _Keys(config, self.path_map)
+        self.reader = make_reader(mapper=self.path_map)
+        self._original: tuple[Scratch, list[Path]] | None = None
+        self.scratches: list[Scratch] = []
+
+    def close(self) -> None:
+        for s in self.scratches:
+            s.cleanup()
+
+    def original(self) -> tuple[Scratch, list[Path]]:
+        if self._original is None:
+            s = make(self.config, {})
+            self.scratches.append(s)
+            self._original = (s, build_cubins(s.config, s.home / "cubins", self.cancel))
+        return self._original
+
+    def context(self, kernel: KernelReport):
+        k = self.bundle.profile.kernel(kernel.name)
+        if k is None or k.cubin not in self.bundle.cubins:
+            return None
+        program = load_program(self.bundle.cubins[k.cubin])
+        return build_context(program, k, self.bundle.profile.pcs_of(k.name), self.bundle.profile.device, self.reader)
+
+    def static(self, kernel: KernelReport, advice: Advice, plan, texts: dict[str, str]) -> tuple[Verification, Scratch | None]:
+        fix = advice.fix
+        title = plan.title
+        base = Verification(status="static", fix=title, estimated=advice.estimated_speedup)
+        s = make(self.config, texts, extra_flags=tuple(plan.nvcc_flags))
+        self.scratches.append(s)
+        if fix.kind in static.HOST_ONLY:
+            return dataclasses.replace(base, note="host code only: the kernel's SASS does not change"), s
+        if not self.config.build.sources:
+            return dataclasses.replace(base, note="a custom [build] command: compared by timing only"), s
+        try:
+            orig_scratch, orig_cubins = self.original()
+        except BuildError as exc:
+            raise GpaError("the unedited project does not build in a scratch copy: " + exc.message, exc.hint) from None
+        try:
+            var_cubins = build_cubins(s.config, s.home / "cubins", self.cancel)
+        except BuildError as exc:
+            return dataclasses.replace(base, status="no_build", note=(exc.output or exc.message)[-300:]), None
+        before = _function(orig_cubins, kernel.name)
+        after = _function(var_cubins, kernel.name)
+        if before is None or after is None:
+            return dataclasses.replace(base, note=f"{kernel.name} not found in the rebuilt cubins"), s
+        shifts = {}
+        for e in plan.edits:
+            rel = self.keys.rel(e.file)
+            if rel not in shifts:
+                shifts[rel] = static.line_shift(plan.edits, e.file)
+        ctx = self.context(kernel)
+        hot = static.sampled_lines(ctx, self.keys.recorded) if ctx is not None else set()
+        diff, removed = static.compare(before, after, sampled_lines=hot,
+                                       key_before=self.keys.rebuilt(orig_scratch),
+                                       key_after=self.keys.rebuilt(s, shifts))
+        if not diff.hot_changed:
+            return dataclasses.replace(base, status="unchanged", diff=diff, static_speedup=1.0,
+                                       note="the compiler already produces this code"), None
+        est = None
+        if fix.kind in static.DELETING and ctx is not None:
+            counts = {k: len(v) for k, v in static._groups(before, self.keys.rebuilt(orig_scratch)).items()}
+            deleted = static.deleted_offsets(ctx.entry, removed, self.keys.recorded, counts) if removed else frozenset()
+            for fb in ctx.blames:
+                if fb.function is not ctx.entry and removed:
+                    deleted |= static.deleted_offsets(fb.function, removed, self.keys.recorded, counts)
+            est, samples = static.deletion_estimate(ctx, deleted)
+            diff = dataclasses.replace(diff, vanished_samples=round(samples, 3))
+            if advice.bounded_by:
+                est = min(est, advice.estimated_speedup)
+        return dataclasses.replace(base, diff=diff, static_speedup=None if est is None else round(est, 4)), s
+
+
+def _plan(advice: Advice):
+    from ..fixes import plan_fix   # the fix module: the same edits as the editor's quick fix
+    return plan_fix(advice.fix, _read)
+
+
+def verify_report(config: Config, bundle_path: str, report: Report, options: Options = Options(), *,
+                  cancel: threading.Event | None = None, log: Log = lambda m: None,
+                  progress: Callable[[int, int, str], None] = lambda i, n, what: None) -> tuple[Report, list[Verification]]:
+    from ..fixes import apply_plan
+    cands = worth_trying(report, options.top if options.only is None else max(options.top, options.only))
+    if options.only is not None:
+        cands = cands[options.only - 1:options.only]
+    if not cands:
+        return report, []
+    stored = store.read(bundle_path)
+    device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
+    exp = Experiment(config, bundle_path, cancel, log)
+    results: dict[tuple[str, str], Verification] = {}
+    to_time: list[tuple[tuple[str, str], Verification, Scratch]] = []
+    try:
+        for i, (k, a) in enumerate(cands, 1):
+            if cancel is not None and cancel.is_set():
+                break
+            plan = _plan(a)
+            if plan is None:
+                results[(k.name, a.optimizer)] = Verification(status="no_fix", estimated=a.estimated_speedup,
+                                                              note="the fix does not apply to the current text")
+                continue
+            progress(i, len(cands), plan.title)
+            files = sorted({e.file for e in plan.edits})
+            before = {f: _read(f) or "" for f in files}
+            after = apply_plan(plan, before)
+            flags = tuple(config.build.nvcc_flags) + tuple(plan.nvcc_flags)
+            key = store.experiment_key(before, to_json(a.fix), flags)
+            old = store.lookup(stored, key)
+            if old is not None and (old.status != "static" or not options.dynamic):
+                results[(k.name, a.optimizer)] = dataclasses.replace(old, estimated=a.estimated_speedup)
+                log(f"{plan.title}: stored result ({old.status})")
+                continue
+            log(f"verifying {i}/{len(cands)}: {plan.title} ...")
+            v, scratch = exp.static(k, a, plan, after)
+            v = dataclasses.replace(v, key=key)
+            results[(k.name, a.optimizer)] = v
+            log(f"  {v.summary()}")
+            if options.dynamic and scratch is not None and v.status == "static":
+                to_time.append(((k.name, a.optimizer), v, scratch))
+        if options.dynamic and to_time:
+            results.update(_time(exp, report, to_time, options, cancel, log))
+    finally:
+        exp.close()
+    new = [v for v in results.values() if v.key]
+    if options.store and new:
+        try:
+            store.write(bundle_path, new)
+        except OSError as exc:
+            log(f"could not store the verification results in {bundle_path}: {exc}")
+    return attach(report, results), list(results.values())
+
+
+def _time(exp: Experiment, report: Report, to_time, options: Options, cancel, log) -> dict:
+    """Time the original and every variant of one kernel together, interleaved."""
+    out: dict = {}
+    deadline = time.monotonic() + options.budget_s
+    by_kernel: dict[str, list] = {}
+    for item in to_time:
+        by_kernel.setdefault(item[0][0], []).append(item)
+    for kernel, items in by_kernel.items():
+        orig = make(exp.config, {})
+        exp.scratches.append(orig)
+        try:
+            programs = [(orig, dynamic.build_program(orig, cancel))]
+        except GpaError as exc:
+            log(f"not timed: the original does not build ({exc.message})")
+            continue
+        kept = []
+        for key, v, s in items:
+            try:
+                programs.append((s, dynamic.build_program(s, cancel)))
+                kept.append((key, v))
+            except GpaError as exc:
+                out[key] = dataclasses.replace(v, status="no_build", note=exc.message[-300:])
+        log(f"timing {kernel[:60]}: original and {len(kept)} variant(s), {options.pairs} rounds ...")
+        timed = dynamic.time_programs(programs, kernel, pairs=options.pairs, cancel=cancel, log=log,
+                                      deadline=deadline)
+        base = timed[0]
+        for (key, v), t in zip(kept, timed[1:]):
+            n = min(len(base.runs), len(t.runs))
+            if n < 2:
+                why = t.failure or base.failure or "too few runs"
+                out[key] = dataclasses.replace(v, note=f"not timed: {why}")
+                continue
+            r = timing.compare(base.runs[:n], t.runs[:n])
+            dev = t.device or base.device
+            out[key] = dataclasses.replace(v, status="measured", speedup=round(r.median, 4), low=round(r.low, 4),
+                                           high=round(r.high, 4), pairs=r.pairs, device=dev)
+            log(f"  {out[key].summary(short_device(dev))}")
+    return out
+
+
+def with_stored(config: Config | None, bundle_path: str, report: Report) -> Report:
+    """The report with the results stored in the bundle for the current sources (a replay: nothing
+    is built). Only advice whose fix still plans to the same experiment gets its stored result."""
+    stored = store.read(bundle_path)
+    if not stored:
+        return report
+    from ..fixes import apply_plan  # noqa: F401  (the same module plans the fix as when it was tried)
+    device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
+    flags0 = tuple(config.build.nvcc_flags) if config is not None else ()
+    results = {}
+    for k in report.kernels:
+        for a in k.advice:
+            if a.fix is None:
+                continue
+            plan = _plan(a)
+            if plan is None:
+                continue
+            before = {f: _read(f) or "" for f in sorted({e.file for e in plan.edits})}
+            key = store.experiment_key(before, to_json(a.fix), flags0 + tuple(plan.nvcc_flags))
+            v = store.lookup(stored, key, device)
+            if v is not None:
+                results[(k.name, a.optimizer)] = dataclasses.replace(v, estimated=a.estimated_speedup)
+    return attach(report, results)
