@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Time every case's original and improved variant on the GPU machine.
+"""Time every case's original and each of its variants on the GPU machine.
 
 Runs on the device (Python 3.12, standard library only, nvcc and a GPU; no
-gpa_lsp import). For each ``kernels/<case>/`` with a ``case.toml``: build both
-variants with nvcc (in parallel), then run each harness in timed mode one after
-the other (never two timings at once), collect its ``GPA_TIMING {json}`` line
-and write ``timings.json``. A harness that fails its own result check, crashes
-or prints no timing is recorded under ``failures`` and makes the exit status 1.
+gpa_lsp import). For each ``kernels/<case>/`` with a ``case.toml``: build the
+original and every ``[[variant]]`` (the improved file for a case without
+variants) with nvcc (in parallel), then time them in ``--rounds`` rounds, each
+round running every program of a case once, original first (interleaved: drift
+in clocks and temperature reaches every variant alike), never two timings at
+once. Each run prints ``GPA_TIMING {json}`` (the median of its ``--runs``
+launches); a program's figure is the median over its rounds. ``timings.json``
+is rewritten after every case, so a run cut short keeps what it measured. A
+harness that fails its own result check, crashes or prints no timing is recorded
+under ``failures`` and makes the exit status 1.
 
-    python3 benchmarks/accuracy/record.py [--runs 20] [--out timings.json] [case ...]
+    python3 benchmarks/accuracy/record.py [--runs 10] [--rounds 2] [--out timings.json] [case ...]
 """
 
 from __future__ import annotations
@@ -42,19 +47,28 @@ def find_cases(names: list[str]) -> list[Path]:
     return folders
 
 
-def nvcc_flags(case: Path, variant: str, meta: dict) -> list[str]:
+def programs(meta: dict) -> list[tuple[str, str, list[str]]]:
+    """(variant name, source file, extra nvcc flags) of a case: the original first."""
+    out = [("original", meta.get("file", "original.cu"), [])]
+    variants = meta.get("variant") or []
+    if variants:
+        out += [(v["name"], v["file"], list(v.get("flags", []))) for v in variants]
+    else:
+        out.append(("improved", meta["improved"], list(meta.get("improved_flags", []))))
+    return out
+
+
+def nvcc_flags(case: Path, extra: list[str]) -> list[str]:
     build = tomllib.loads((case / "gpa.toml").read_text()).get("build", {})
     flags = list(build.get("nvcc_flags", ["-O3", "-arch=sm_90"]))
-    if variant == "improved":
-        flags += list(meta.get("improved_flags", []))
-    return flags + ["-lineinfo"]
+    return flags + list(extra) + ["-lineinfo"]
 
 
-def build(nvcc: str, case: Path, variant: str, meta: dict) -> tuple[Path, str | None]:
-    source = case / meta.get(variant if variant == "improved" else "file", f"{variant}.cu")
-    out = case / "build" / variant
+def build(nvcc: str, case: Path, variant: str, file: str, extra: list[str]) -> tuple[Path, str | None]:
+    source = case / file
+    out = case / "build" / f"v_{variant}"
     out.parent.mkdir(exist_ok=True)
-    argv = [nvcc, *nvcc_flags(case, variant, meta), "-o", str(out), str(source)]
+    argv = [nvcc, *nvcc_flags(case, extra), "-o", str(out), str(source)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         return out, f"nvcc failed ({proc.returncode}): {proc.stderr[-2000:]}"
@@ -99,11 +113,13 @@ def environment(nvcc: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", help="case folder names (default: all)")
-    ap.add_argument("--runs", type=int, default=20, help="timed runs per harness (>= 10)")
+    ap.add_argument("--runs", type=int, default=10, help="timed launches per harness run (>= 10)")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (each runs every program once)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("timings.json")))
     ap.add_argument("--nvcc", default=os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per harness run")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="parallel nvcc builds")
+    ap.add_argument("--budget", type=float, default=0.0, help="stop starting new cases after this many seconds (0: none)")
     args = ap.parse_args(argv)
     if args.runs < 10:
         ap.error("--runs must be at least 10")
@@ -111,11 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = find_cases(args.cases)
     metas = {c: tomllib.loads((c / "case.toml").read_text()) for c in cases}
     t0 = time.monotonic()
-    jobs = [(c, v) for c in cases for v in ("original", "improved")]
+    jobs = [(c, name, file, extra) for c in cases for name, file, extra in programs(metas[c])]
     binaries: dict[tuple[Path, str], Path] = {}
     failures: list[dict] = []
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(build, args.nvcc, c, v, metas[c]): (c, v) for c, v in jobs}
+        futures = {pool.submit(build, args.nvcc, c, v, f, x): (c, v) for c, v, f, x in jobs}
         for fut in cf.as_completed(futures):
             c, v = futures[fut]
             binary, err = fut.result()
@@ -126,31 +142,54 @@ def main(argv: list[str] | None = None) -> int:
     print(f"built {len(binaries)}/{len(jobs)} binaries in {time.monotonic() - t0:.1f} s", flush=True)
 
     results: list[dict] = []
-    for c, v in jobs:
-        if (c, v) not in binaries:
+    env = environment(args.nvcc)
+
+    def save() -> None:
+        doc = {**env, "runs": args.runs, "rounds": args.rounds, "results": results, "failures": failures,
+               "wall_s": round(time.monotonic() - t0, 1)}
+        Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+
+    for c in cases:
+        if args.budget and time.monotonic() - t0 > args.budget:
+            failures.append({"case": c.name, "variant": "*", "stage": "run", "error": "not timed: --budget reached"})
             continue
         kernel = metas[c].get("kernel")
-        timings, err, text = run_harness(binaries[(c, v)], args.runs, args.timeout)
-        if err:
-            failures.append({"case": c.name, "variant": v, "stage": "run", "error": err})
-            print(f"FAIL {c.name}/{v}: {err.splitlines()[0] if err else ''}", flush=True)
-            continue
-        chosen = next((t for t in timings if t.get("kernel") == kernel), timings[0])
-        results.append({"case": c.name, "variant": v, "kernel": chosen.get("kernel"),
-                        "median_ms": chosen["median_ms"], "runs": chosen["runs"],
-                        "min_ms": chosen.get("min_ms"), "max_ms": chosen.get("max_ms"),
-                        "check": "ok" if "CHECK FAILED" not in text else "failed"})
-        print(f"{c.name:24s} {v:9s} {chosen['median_ms']:9.4f} ms", flush=True)
-
-    doc = {**environment(args.nvcc), "runs": args.runs, "results": results, "failures": failures,
-           "wall_s": round(time.monotonic() - t0, 1)}
-    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+        names = [v for v, _, _ in programs(metas[c]) if (c, v) in binaries]
+        rounds: dict[str, list[dict]] = {v: [] for v in names}
+        dead: set[str] = set()
+        for _ in range(args.rounds):
+            for v in names:
+                if v in dead:
+                    continue
+                timings, err, text = run_harness(binaries[(c, v)], args.runs, args.timeout)
+                if err:
+                    failures.append({"case": c.name, "variant": v, "stage": "run", "error": err})
+                    print(f"FAIL {c.name}/{v}: {err.splitlines()[0] if err else ''}", flush=True)
+                    dead.add(v)
+                    continue
+                rounds[v].append(next((t for t in timings if t.get("kernel") == kernel), timings[0]))
+        for v in names:
+            got = rounds[v]
+            if v in dead or not got:
+                continue
+            med = sorted(t["median_ms"] for t in got)
+            n = len(med)
+            median = med[n // 2] if n % 2 else 0.5 * (med[n // 2 - 1] + med[n // 2])
+            results.append({"case": c.name, "variant": v, "kernel": got[0].get("kernel"), "median_ms": median,
+                            "runs": sum(t["runs"] for t in got), "rounds": [t["median_ms"] for t in got],
+                            "min_ms": min(t.get("min_ms", t["median_ms"]) for t in got),
+                            "max_ms": max(t.get("max_ms", t["median_ms"]) for t in got), "check": "ok"})
+            print(f"{c.name:24s} {v:16s} {median:9.4f} ms", flush=True)
+        save()
+    save()
     by_case = {(r["case"], r["variant"]): r["median_ms"] for r in results}
     for c in cases:
-        o, i = by_case.get((c.name, "original")), by_case.get((c.name, "improved"))
-        if o and i:
-            print(f"speedup {c.name:24s} {o / i:6.2f}x", flush=True)
-    print(f"wrote {args.out} ({len(results)} timings, {len(failures)} failures, {doc['wall_s']} s)")
+        o = by_case.get((c.name, "original"))
+        for v, _, _ in programs(metas[c])[1:]:
+            i = by_case.get((c.name, v))
+            if o and i:
+                print(f"speedup {c.name:24s} {v:16s} {o / i:6.2f}x", flush=True)
+    print(f"wrote {args.out} ({len(results)} timings, {len(failures)} failures, {round(time.monotonic() - t0, 1)} s)")
     return 1 if failures else 0
 
 

@@ -89,7 +89,8 @@ def evaluate(case: Path, timings: dict[tuple[str, str], dict]) -> Row:
     lines = {meta["line"], *meta.get("alt_lines", [])}
     lines |= {v for k, v in meta.items() if k.endswith("_line") and isinstance(v, int)}
     row = Row(case.name, meta["optimizer"], int(meta.get("top", 1)), int(meta["line"]))
-    o, i = timings.get((case.name, "original")), timings.get((case.name, "improved"))
+    improved = next((v["name"] for v in meta.get("variant", []) if v["file"] == meta["improved"]), "improved")
+    o, i = timings.get((case.name, "original")), timings.get((case.name, improved))
     if o and i:
         row.original_ms, row.improved_ms = o["median_ms"], i["median_ms"]
         row.achieved = o["median_ms"] / i["median_ms"]
@@ -193,6 +194,27 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in cases if c.name in set(args.cases)]
     rows = [evaluate(c, timings) for c in cases]
     text = render(rows, env)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import variants
+    from gpa_lsp.verify.runner import with_stored
+
+    def plain(bundle, case):
+        return _advise(bundle, gpa_config.load(case))
+
+    def verified(bundle, case):
+        cfg = gpa_config.load(case)
+        return with_stored(cfg, str(bundle), _advise(bundle, cfg))
+    vrows, vcases = [], []
+    for c in cases:
+        try:
+            rs, ca = variants.evaluate(c, timings, plain, verified)
+        except GpaError as exc:
+            print(f"warning: {c.name}: {exc.message}", file=sys.stderr)
+            continue
+        vrows += rs
+        if ca is not None:
+            vcases.append(ca)
+    text += "\n" + "\n".join(variants.render(vrows, vcases)) + "\n"
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import vanished
     checked = [v for c in cases if (v := vanished.compare(c, tomllib.loads((c / "case.toml").read_text())))]

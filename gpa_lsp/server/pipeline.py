@@ -54,6 +54,7 @@ class Outcome:
     hashes: dict[str, str] = field(default_factory=dict)
     cancelled: bool = False
     bundle: str | None = None
+    phase: str = ""                      # a partial outcome: the phase still running ("measuring", "verifying")
 
 
 def gpu_present() -> bool:
@@ -69,6 +70,8 @@ class Stages:
     collect: Callable[..., Any] | None = None
     advise: Callable[..., Any] | None = None
     measure: Callable[..., Any] | None = None     # (config, bundle, cancel=) -> None | note
+    # (config, bundle, report, cancel=, dynamic=, store=, progress=) -> Report
+    verify: Callable[..., Any] | None = None
     has_gpu: Callable[[], bool] = gpu_present
 
     def _get(self, name: str, module: str, attr: str) -> Callable[..., Any]:
@@ -101,18 +104,23 @@ class Stages:
     def do_measure(self, config: Config, bundle: str, cancel: threading.Event) -> str | None:
         return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
 
+    def do_verify(self, config: Config, bundle: str, report: Report, cancel: threading.Event, *,
+                  dynamic: bool, store: bool, progress: Callable[[int, int, str], None]) -> Report:
+        fn = self._get("verify", "gpa_lsp.verify.runner", "verify_in_editor")
+        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, progress=progress)
+
     def do_advise(self, bundle: str, config: Config) -> Report:
         if self.advise is None and analysis_pool() is not None:
             try:
                 return analysis_pool().submit(_advise_in_worker, bundle, config).result()
             except BrokenProcessPool:
                 _reset_pool()           # a crashed worker: analyse here this time, a fresh pool next time
-        return self._get("advise", "gpa_lsp.analysis.advisor", "advise_bundle")(bundle, config=config)
+        return self._get("advise", "gpa_lsp.verify.runner", "advise")(bundle, config=config)
 
 
 def _advise_in_worker(bundle: str, config: Config) -> Report:
-    from gpa_lsp.analysis.advisor import advise_bundle
-    return advise_bundle(bundle, config=config)
+    from gpa_lsp.verify.runner import advise
+    return advise(bundle, config)
 
 
 _POOL: ProcessPoolExecutor | None = None
@@ -242,6 +250,23 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             else:
                 report = stages.do_advise(bundle, config)
                 _check(cancel)
+        if trusted and profile and config.verify.on_save and config.verify.top > 0 and _has_build(config) \
+                and any(a.fix is not None for k in report.kernels for a in k.advice):
+            # try the top fixes: compiled and compared (and timed with a GPU) in scratch copies. A
+            # bundle gpa collected keeps the results; the user's recorded bundle is never rewritten
+            if on_partial is not None:
+                on_partial(Outcome(report=report, note=_join(note, "verifying fixes ..."), hashes=hashes,
+                                   bundle=bundle, phase="verifying"))
+            on_stage("verifying", f"top {config.verify.top} fixes")
+            try:
+                report = stages.do_verify(config, bundle, report, cancel, dynamic=collected and stages.has_gpu(),
+                                          store=collected,
+                                          progress=lambda i, n, what: on_stage("verifying", f"{i}/{n}: {what}"))
+            except Cancelled:
+                raise
+            except GpaError as exc:
+                note = _join(note, f"fixes not verified: {exc.message}")
+            _check(cancel)
         cache.store(key, report, hashes, note)
         return Outcome(report=report, note=note, hashes=hashes, bundle=bundle)
     except Cancelled:

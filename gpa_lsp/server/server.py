@@ -320,7 +320,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             except Exception:  # noqa: BLE001
                 pass
         if partial:
-            self.status(folder, "measuring", outcome.note, result=self.result_summary(folder))
+            self.status(folder, outcome.phase or "measuring", outcome.note, result=self.result_summary(folder))
             return
         self._end_progress(folder, "done" if outcome.error is None else outcome.error.message)
         if outcome.error is not None:

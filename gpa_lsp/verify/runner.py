@@ -86,13 +86,18 @@ class _Keys:
         return key
 
 
-def _function(cubins: list[Path], name: str):
-    for c in cubins:
-        prog = load_program(c.read_bytes())
+def _function(cubins: list[Path], name: str, demangled: str):
+    """The kernel ``name`` (mangled) in rebuilt cubins. A fix may change its mangled name (``const``
+    on a pointer parameter does): then the one function of the same bare name and arity."""
+    from ..profile.demangle import base_name
+    progs = [load_program(c.read_bytes()) for c in cubins]
+    for prog in progs:
         f = prog.function(name)
         if f is not None:
             return f
-    return None
+    want = base_name(demangled or name)
+    same = [f for prog in progs for f in prog.functions if f.entry and base_name(f.demangled or f.name) == want]
+    return same[0] if len(same) == 1 else None
 
 
 class Experiment:
@@ -146,8 +151,8 @@ class Experiment:
             var_cubins = build_cubins(s.config, s.home / "cubins", self.cancel)
         except BuildError as exc:
             return dataclasses.replace(base, status="no_build", note=(exc.output or exc.message)[-300:]), None
-        before = _function(orig_cubins, kernel.name)
-        after = _function(var_cubins, kernel.name)
+        before = _function(orig_cubins, kernel.name, kernel.demangled)
+        after = _function(var_cubins, kernel.name, kernel.demangled)
         if before is None or after is None:
             return dataclasses.replace(base, note=f"{kernel.name} not found in the rebuilt cubins"), s
         shifts = {}
@@ -299,3 +304,23 @@ def with_stored(config: Config | None, bundle_path: str, report: Report) -> Repo
             if v is not None:
                 results[(k.name, a.optimizer)] = dataclasses.replace(v, estimated=a.estimated_speedup)
     return attach(report, results)
+
+
+def advise(bundle: str, config: Config | None = None) -> Report:
+    """The advisor's report for a bundle with the verification results stored in it (a replay)."""
+    from ..analysis.advisor import advise_bundle
+    report = advise_bundle(bundle, config=config)
+    try:
+        return with_stored(config, bundle, report)
+    except GpaError:
+        return report       # stored results are extras: the advice stands without them
+
+
+def verify_in_editor(config: Config, bundle: str, report: Report, *, cancel: threading.Event | None = None,
+                     dynamic: bool = False, store: bool = False,
+                     progress: Callable[[int, int, str], None] = lambda i, n, what: None) -> Report:
+    """The language server's verification phase ([verify] top, budget_s, pairs)."""
+    opts = Options(top=config.verify.top, dynamic=dynamic, pairs=config.verify.pairs,
+                   budget_s=config.verify.budget_s, store=store)
+    got, _ = verify_report(config, bundle, report, opts, cancel=cancel, progress=progress)
+    return got

@@ -12,7 +12,8 @@ What the comparison decides:
   are taken out of the *recorded* kernel (the last ones of each (line, opcode) group: a reload
   follows the first load, a repeated conversion the first) and the estimate is recomputed with
   the deletion model (analysis/deletion.py): their own samples, the stalls waiting on their
-  results, the waits at them and the address arithmetic that dies with them (Eq. 2).
+  results, the waits at them, the address arithmetic that dies with them, and the share of the
+  LG queue that deleted accesses free (analysis/optimizers/lg_queue.py) (Eq. 2).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..analysis.deletion import vanishing_edges
 from ..analysis.estimate import stall_elimination
+from ..analysis.optimizers.lg_queue import lg_share, queue_edges
 from ..sass.model import Function, Instruction
 from .model import StaticDiff
 
@@ -145,7 +147,10 @@ def deletion_estimate(ctx, deleted: frozenset[int]) -> tuple[float, float]:
     waited = [e for e in ctx.edges if e.def_ in deleted and e.use not in deleted and e.def_ != e.use]
     claimed = own + waited
     more = vanishing_edges(ctx, deleted, claimed)
-    samples = sum(e.stall for e in claimed) + sum(e.stall for e in more)
+    # deleted global/local accesses free their share of the LG queue: the other accesses'
+    # lg_throttle shrinks by it (the rule Restrict Pointer and the spill optimizers use)
+    queue = queue_edges(ctx, deleted, lg_share(ctx, deleted))
+    samples = sum(e.stall for e in claimed) + sum(e.stall for e in more) + sum(e.stall for e in queue)
     samples = min(samples, float(ctx.total) * 0.999)
     return stall_elimination(float(ctx.total), samples), samples
 

@@ -1,7 +1,7 @@
 /** The server's additions to LSP (docs/protocol.md), as types and method names. */
 import { NotificationType } from "vscode-languageclient/node";
 
-export type RunState = "idle" | "building" | "profiling" | "analysing" | "measuring" | "error" | "untrusted";
+export type RunState = "idle" | "building" | "profiling" | "analysing" | "measuring" | "verifying" | "error" | "untrusted";
 
 export interface StatusParams {
   state: RunState;

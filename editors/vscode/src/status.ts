@@ -8,6 +8,7 @@ const ICONS: Record<string, string> = {
   profiling: "$(sync~spin)",
   analysing: "$(sync~spin)",
   measuring: "$(sync~spin)",
+  verifying: "$(beaker~spin)",
   error: "$(error)",
   untrusted: "$(shield)",
   starting: "$(loading~spin)",
@@ -43,7 +44,8 @@ export class StatusBar implements vscode.Disposable {
       this.lastResult = status.result;
     }
     const icon = ICONS[status.state] ?? "$(pulse)";
-    // "measuring": the advice is shown and the unit-throughput pass refines it: show the result
+    // "measuring" / "verifying": the advice is shown and a later phase refines it (unit throughput,
+    // fixes compiled and timed): show the result
     const busy = status.state === "building" || status.state === "profiling" || status.state === "analysing";
     let text = `${icon} GPA: ${status.state === "untrusted" ? "restricted" : status.state}`;
     if (status.state === "untrusted" && this.lastResult) {

@@ -1,0 +1,183 @@
+"""Per (case, variant) accuracy, by split: what the advisor ranks first and the false positives it avoids.
+
+Each case's ``[[variant]]`` is one plausible change, named by the gpa optimizer whose advice it
+carries out (``kernels/README.md``). For each variant: the rank of that optimizer in the case
+kernel's advice, its estimate, the speedup the change achieved on the GPU (``timings.json``), and
+the verified figure when ``gpa verify`` stored one in the bundle. Figures, per split:
+
+* top advice helps: the case's first-ranked advice has a variant and that variant achieves >= 1.05x
+  (cases whose top advice no variant carries out are not judged);
+* false positives: advice ranked in the top 3 whose variant achieves < 1.02x, over top-3 advice
+  that has a variant;
+* error |estimate - achieved| / achieved over every (advice, variant) pair, and on the top advice.
+
+Both rankings are reported: as estimated (``advise_bundle``) and after verification (the results
+stored in the bundle; ``gpa_lsp.verify.runner.with_stored``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HELPS = 1.05
+NO_GAIN = 1.02
+TARGETS = {"top_helps": 0.90, "false_positives": 0.05, "mean_error": 0.10, "top_error": 0.05}
+
+
+@dataclass
+class VariantRow:
+    case: str
+    split: str
+    variant: str
+    optimizer: str
+    expect: str
+    change: str
+    achieved: float | None = None
+    rank: int | None = None            # as estimated
+    estimate: float | None = None
+    vrank: int | None = None           # after verification
+    effective: float | None = None     # measured, else re-estimated, else the estimate
+    measured: float | None = None
+    status: str = ""
+
+    @property
+    def error(self) -> float | None:
+        if self.estimate is None or not self.achieved:
+            return None
+        return abs(self.estimate - self.achieved) / self.achieved
+
+    @property
+    def verified_error(self) -> float | None:
+        if self.effective is None or not self.achieved:
+            return None
+        return abs(self.effective - self.achieved) / self.achieved
+
+
+@dataclass
+class CaseAdvice:
+    case: str
+    split: str
+    ranked: list[str] = field(default_factory=list)      # optimizer ids as estimated
+    vranked: list[str] = field(default_factory=list)     # after verification
+
+
+def _kernel(report, name: str):
+    for k in report.kernels:
+        if k.name == name or name in (k.demangled or "") or name in k.name:
+            return k
+    return None
+
+
+def evaluate(case: Path, timings: dict, advise, advise_verified) -> tuple[list[VariantRow], CaseAdvice | None]:
+    meta = tomllib.loads((case / "case.toml").read_text())
+    split = meta.get("split", "calibration")
+    variants = meta.get("variant") or []
+    orig = timings.get((case.name, "original"))
+    rows = []
+    for v in variants:
+        t = timings.get((case.name, v["name"]))
+        achieved = orig["median_ms"] / t["median_ms"] if orig and t and t["median_ms"] > 0 else None
+        rows.append(VariantRow(case.name, split, v["name"], v["optimizer"], v["expect"], v["change"], achieved))
+    collector = meta.get("collector", "cupti")
+    bundle = case / "recorded" / f"{collector}.gpabundle"
+    if not bundle.is_file() or not variants:
+        return rows, None
+    plain, verified = _kernel(advise(bundle, case), meta["kernel"]), _kernel(advise_verified(bundle, case), meta["kernel"])
+    if plain is None:
+        return rows, None
+    adv = CaseAdvice(case.name, split, [a.optimizer for a in plain.advice],
+                     [a.optimizer for a in (verified or plain).advice])
+    by_opt = {a.optimizer: a for a in plain.advice}
+    vby_opt = {a.optimizer: a for a in (verified or plain).advice}
+    for r in rows:
+        a = by_opt.get(r.optimizer)
+        if a is not None:
+            r.rank, r.estimate = adv.ranked.index(r.optimizer) + 1, a.estimated_speedup
+        va = vby_opt.get(r.optimizer)
+        if va is not None:
+            r.vrank = adv.vranked.index(r.optimizer) + 1
+            r.effective = va.effective_speedup
+            v = va.verification
+            if v is not None:
+                r.status = v.status
+                r.measured = v.speedup if v.status == "measured" else None
+    return rows, adv
+
+
+def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> dict:
+    """The split's figures for one ranking (``verified``: after verification)."""
+    by_case: dict[str, list[VariantRow]] = {}
+    for r in rows:
+        if r.achieved is not None:
+            by_case.setdefault(r.case, []).append(r)
+    top_judged = top_helped = fp = fp_judged = 0
+    top_errors = []
+    for c in cases:
+        ranked = c.vranked if verified else c.ranked
+        mine = by_case.get(c.case, [])
+        if ranked:
+            top = [r for r in mine if r.optimizer == ranked[0]]
+            if top:
+                best = max(top, key=lambda r: r.achieved)
+                top_judged += 1
+                top_helped += best.achieved >= HELPS
+                e = best.verified_error if verified else best.error
+                if e is not None:
+                    top_errors.append(e)
+        for opt in ranked[:3]:
+            vs = [r for r in mine if r.optimizer == opt]
+            if vs:
+                fp_judged += 1
+                fp += max(r.achieved for r in vs) < NO_GAIN
+    errors = [e for r in rows if (e := (r.verified_error if verified else r.error)) is not None]
+    return {
+        "top_judged": top_judged, "top_helps": top_helped / top_judged if top_judged else None,
+        "fp_judged": fp_judged, "false_positives": fp / fp_judged if fp_judged else None,
+        "pairs": len(errors), "mean_error": statistics.fmean(errors) if errors else None,
+        "median_error": statistics.median(errors) if errors else None,
+        "top_error": statistics.fmean(top_errors) if top_errors else None,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.0f}%"
+
+
+def _x(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}x"
+
+
+def render(rows: list[VariantRow], cases: list[CaseAdvice]) -> list[str]:
+    out = ["## Both splits: every variant, and what the advisor ranks first", "",
+           "Validation cases were written before the model changes checked on them and never set a constant or "
+           "justify a rule (kernels/README.md); their figures are the ones quoted. *verified*: the ranking "
+           "after `gpa verify` (fixes compiled and compared, timed on the H100 where stored in the bundle).", ""]
+    for split in ("validation", "calibration"):
+        srows = [r for r in rows if r.split == split]
+        scases = [c for c in cases if c.split == split]
+        if not srows:
+            continue
+        out += [f"### {split.capitalize()} ({len({r.case for r in srows})} cases, {len(srows)} variants)", "",
+                "| ranking | top advice helps (≥ 1.05x) | false positives in top 3 (< 1.02x) | mean error, all pairs | "
+                "median error | error of the top advice |", "|---|---|---|---|---|---|"]
+        for verified in (False, True):
+            f = figures(srows, scases, verified)
+            out.append(f"| {'verified' if verified else 'estimated'} | {_pct(f['top_helps'])} of {f['top_judged']} "
+                       f"| {_pct(f['false_positives'])} of {f['fp_judged']} | {_pct(f['mean_error'])} over {f['pairs']} "
+                       f"| {_pct(f['median_error'])} | {_pct(f['top_error'])} |")
+        t = TARGETS
+        out += ["", f"Targets (validation): top advice helps ≥ {_pct(t['top_helps'])}, false positives ≤ "
+                f"{_pct(t['false_positives'])}, mean error ≤ {_pct(t['mean_error'])} over every pair and ≤ "
+                f"{_pct(t['top_error'])} on the top advice.", "",
+                "| case | variant | optimizer | expect | achieved | rank | estimate | verified | rank after | error |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in srows:
+            ver = (f"measured {_x(r.measured)}" if r.measured is not None else
+                   f"{r.status} {_x(r.effective)}" if r.status else "—")
+            out.append(f"| {r.case} | {r.variant} | {r.optimizer} | {r.expect} | {_x(r.achieved)} | "
+                       f"{r.rank or '—'} | {_x(r.estimate)} | {ver} | {r.vrank or '—'} | {_pct(r.error)} |")
+        out.append("")
+    return out
