@@ -66,7 +66,8 @@ def nvcc_flags(case: Path, extra: list[str]) -> list[str]:
 
 def build(nvcc: str, case: Path, variant: str, file: str, extra: list[str]) -> tuple[Path, str | None]:
     source = case / file
-    out = case / "build" / f"v_{variant}"
+    # the original where gpa.toml builds it, so `gpa profile --no-build` can record it afterwards
+    out = case / "build" / ("original" if variant == "original" else f"v_{variant}")
     out.parent.mkdir(exist_ok=True)
     argv = [nvcc, *nvcc_flags(case, extra), "-o", str(out), str(source)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per harness run")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="parallel nvcc builds")
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting new cases after this many seconds (0: none)")
+    ap.add_argument("--build-only", action="store_true", help="build every program, time nothing")
     args = ap.parse_args(argv)
     if args.runs < 10:
         ap.error("--runs must be at least 10")
@@ -140,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 binaries[(c, v)] = binary
     print(f"built {len(binaries)}/{len(jobs)} binaries in {time.monotonic() - t0:.1f} s", flush=True)
+    for f in failures:
+        print(f"BUILD FAILED {f['case']}/{f['variant']}: {f['error'][:300]}", flush=True)
+    if args.build_only:
+        return 1 if failures else 0
 
     results: list[dict] = []
     env = environment(args.nvcc)

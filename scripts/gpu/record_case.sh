@@ -25,7 +25,9 @@ for dir in "$@"; do
   mkdir -p "$dir/recorded"
   echo "== $dir"
   start=$(date +%s.%N)
-  if ! "$PY" -m gpa_lsp.commands.profile "$dir" --collector cupti --out "$dir/recorded/cupti.gpabundle"; then
+  prebuilt=()
+  [ -n "${GPA_RECORD_NO_BUILD:-}" ] && prebuilt=(--no-build)   # built already (benchmarks/accuracy/record.py)
+  if ! "$PY" -m gpa_lsp.commands.profile "$dir" --collector cupti "${prebuilt[@]}" --out "$dir/recorded/cupti.gpabundle"; then
     echo "== $dir: CUPTI collector FAILED" >&2; status=1
   fi
   mid=$(date +%s.%N)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One device call for the case library: build every program of every case (parallel nvcc), record
+# both collectors' bundles for the cases that have none, then time every program (interleaved
+# rounds, benchmarks/accuracy/record.py). What comes back is under $OUT: bundles.tar (the new
+# recordings), timings.json, and the logs.
+#   OUT=... scripts/gpu/record_library.sh [--budget SECONDS] [--rounds N] [--skip-record]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1
+OUT="${OUT:-/tmp/gpa-out}"; mkdir -p "$OUT"
+budget=300; rounds=1; record=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --budget) budget="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --skip-record) record=0; shift ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+start=$(date +%s)
+python3 benchmarks/accuracy/record.py --build-only > "$OUT/build.log" 2>&1 || true
+grep -E "^built|BUILD FAILED" "$OUT/build.log" | head -40
+if [ "$record" = 1 ]; then
+  new=()
+  for d in kernels/*/; do
+    d="${d%/}"
+    [ -f "$d/case.toml" ] && [ ! -f "$d/recorded/cupti.gpabundle" ] && new+=("$d")
+  done
+  echo "recording ${#new[@]} case(s): ${new[*]}"
+  if [ ${#new[@]} -gt 0 ]; then
+    GPA_RECORD_NO_BUILD=1 GPA_NCU_LAUNCHES=1 bash scripts/gpu/record_case.sh "${new[@]}" > "$OUT/record.log" 2>&1
+    grep -E "FAILED|cupti .* s \(with build\)" "$OUT/record.log" | head -60
+    tar cf "$OUT/bundles.tar" $(for d in "${new[@]}"; do ls "$d"/recorded/*.gpabundle 2>/dev/null; done)
+  fi
+fi
+left=$(( budget - ($(date +%s) - start) ))
+echo "timing with ${left} s left"
+python3 benchmarks/accuracy/record.py --runs 10 --rounds "$rounds" --budget "$left" --out "$OUT/timings.json" > "$OUT/timing.log" 2>&1
+grep -E "FAIL|wrote" "$OUT/timing.log" | head -40
+exit 0
