@@ -11,6 +11,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..analysis.model import Advice, KernelReport, to_json
 from ..config import BuildConfig
+from ..verify.model import short_device
 from . import actions, hover, lenses, report as report_md
 from .cache import is_source
 from .config_merge import config_file_of, plain
@@ -239,13 +240,23 @@ def _arg_uri(args: Any) -> str | None:
 
 def fix_action(ls, folder, path: Path, kernel: KernelReport, adv: Advice,
                diag: types.Diagnostic | None) -> types.CodeAction | None:
-    """The quick fix for one advice, or None when its edit would not be well formed."""
+    """The quick fix for one advice, or None when its edit would not be well formed, or when it
+    was tried and the edited sources did not compile. Tried fixes say what they measured."""
+    v = adv.verification
+    if v is not None and v.status in ("no_build", "no_fix"):
+        return None
     fix = to_json(adv.fix)
     edit = fix_workspace_edit(ls, folder, path, fix)
     if edit is None:
         return None
-    return types.CodeAction(title=actions.fix_title(fix), kind=types.CodeActionKind.QuickFix,
-                            diagnostics=[diag] if diag is not None else None, edit=edit, is_preferred=True)
+    title = actions.fix_title(fix)
+    if v is not None and v.status == "measured" and v.speedup is not None:
+        title += f" (measured {v.speedup:.2f}x, est. {adv.estimated_speedup:.2f}x, {short_device(v.device)})"
+    elif v is not None and v.status == "unchanged":
+        title += " (the compiler already does this: no change)"
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diag] if diag is not None else None, edit=edit,
+                            is_preferred=not (v is not None and v.no_gain))
 
 
 def fix_workspace_edit(ls, folder, path: Path, fix: dict[str, Any]) -> types.WorkspaceEdit | None:

@@ -45,6 +45,9 @@ class Verification:
     note: str = ""                         # one line for the user
     diff: StaticDiff | None = None
     key: str = ""                          # store key (sources, fix, device)
+    # the per-run figures (ns, timing.per_run) behind ``speedup``, round by round
+    original_ns: tuple[float, ...] = ()
+    variant_ns: tuple[float, ...] = ()
 
     @property
     def effective(self) -> float | None:

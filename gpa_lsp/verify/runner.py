@@ -177,8 +177,10 @@ class Experiment:
                     deleted |= static.deleted_offsets(fb.function, removed, self.keys.recorded, counts)
             est, samples = static.deletion_estimate(ctx, deleted)
             diff = dataclasses.replace(diff, vanished_samples=round(samples, 3))
-            if advice.bounded_by:
-                est = min(est, advice.estimated_speedup)
+            # the deletion model is an upper bound (every sample of a deleted instruction and every
+            # wait for it vanishes; replacements and waits that move are free): it can show that the
+            # optimizer's mechanism is absent (nothing vanished: 1.0x), never raise its estimate
+            est = min(est, advice.estimated_speedup)
         return dataclasses.replace(base, diff=diff, static_speedup=None if est is None else round(est, 4)), s
 
 
@@ -216,8 +218,10 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
             after = apply_plan(plan, before)
             flags = tuple(config.build.nvcc_flags) + tuple(plan.nvcc_flags)
             key = store.experiment_key(before, to_json(a.fix), flags)
-            old = store.lookup(stored, key)
-            if old is not None and (old.status != "static" or not options.dynamic):
+            old = store.lookup(stored, key, device)
+            reuse = old is not None and (not options.dynamic or old.status in ("unchanged", "no_build", "no_fix")
+                                         or (old.status == "measured" and old.device == device))
+            if reuse:
                 results[(k.name, a.optimizer)] = dataclasses.replace(old, estimated=a.estimated_speedup)
                 log(f"{plan.title}: stored result ({old.status})")
                 continue
@@ -276,7 +280,8 @@ def _time(exp: Experiment, report: Report, to_time, options: Options, cancel, lo
             r = timing.compare(base.runs[:n], t.runs[:n])
             dev = t.device or base.device
             out[key] = dataclasses.replace(v, status="measured", speedup=round(r.median, 4), low=round(r.low, 4),
-                                           high=round(r.high, 4), pairs=r.pairs, device=dev)
+                                           high=round(r.high, 4), pairs=r.pairs, device=dev,
+                                           original_ns=tuple(base.runs[:n]), variant_ns=tuple(t.runs[:n]))
             log(f"  {out[key].summary(short_device(dev))}")
     return out
 

@@ -56,6 +56,9 @@ def _from_json(d: Mapping[str, Any]) -> Verification | None:
                 if k in dd:
                     dd[k] = tuple(dd[k])
             kw["diff"] = StaticDiff(**dd)
+        for k in ("original_ns", "variant_ns"):
+            if k in kw:
+                kw[k] = tuple(float(x) for x in kw[k])
         v = Verification(**kw)
         return v if v.status in ("measured", "static", "unchanged", "no_build", "no_fix") else None
     except (TypeError, ValueError):
