@@ -1,0 +1,116 @@
+"""The editor's verification phase (pipeline.execute): sampled advice first, then the verified advice.
+
+Stand-ins replace the GPU stages only: "build" reports success, "collect" writes kernels/
+hotspot_double's H100 recording as the fresh bundle. The verification is the real one (scratch
+copies, nvcc, the SASS compared), without timing (no GPU in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from gpa_lsp.config import load
+from gpa_lsp.server.cache import ResultCache
+from gpa_lsp.server.pipeline import Stages, execute
+from gpa_lsp.verify.runner import advise, verify_in_editor
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def _project(tmp_path: Path) -> Path:
+    shutil.copytree(KERNELS / "common", tmp_path / "common")
+    dst = tmp_path / "hotspot_double"
+    shutil.copytree(KERNELS / "hotspot_double", dst, ignore=shutil.ignore_patterns("build", ".gpa", "improved"))
+    return dst
+
+
+def _stages(folder: Path, log: list, verify=None) -> Stages:
+    recorded = folder / "recorded" / "cupti.gpabundle"
+
+    def build(config, cancel=None):
+        log.append("build")
+        return SimpleNamespace(ok=True, messages=(), log="")
+
+    def collect(config, cancel, out):
+        log.append("collect")
+        shutil.copy(recorded, out)
+        return out
+
+    def verify_stage(config, bundle, report, *, cancel, dynamic, store, progress):
+        log.append(("verify", dynamic, store))
+        return (verify or verify_in_editor)(config, bundle, report, cancel=cancel, dynamic=False, store=store,
+                                            progress=progress)
+    return Stages(build=build, collect=collect, measure=lambda *a, **k: "throughput not measured (test)",
+                  advise=lambda bundle, config: advise(bundle, config), verify=verify_stage, has_gpu=lambda: True)
+
+
+def _strength(report):
+    return next(a for k in report.kernels for a in k.advice if a.optimizer == "strength_reduction")
+
+
+def test_sampled_advice_first_then_verified(tmp_path):
+    folder = _project(tmp_path)
+    log, partial, stages_seen = [], [], []
+    cfg = load(folder)
+    out = execute(cfg, trusted=True, cancel=threading.Event(), cache=ResultCache(folder, home=tmp_path / "c"),
+                  stages=_stages(folder, log), on_partial=partial.append,
+                  on_stage=lambda s, d: stages_seen.append((s, d)))
+    assert out.error is None, out.error
+    assert ("verify", True, True) in log          # a fresh collection: timed with a GPU, stored in gpa's bundle
+    assert [p.phase for p in partial][-1] == "verifying"
+    assert _strength(partial[-1].report).verification is None
+    v = _strength(out.report).verification
+    assert v is not None and v.status == "static" and dict(v.diff.vanished).get("conversion", 0) >= 20
+    assert any(s == "verifying" and d.startswith("1/") for s, d in stages_seen)
+    # the user's recorded bundle was not rewritten; gpa's own (in the cache) holds the result
+    assert "verification.json" not in __import__("zipfile").ZipFile(folder / "recorded" / "cupti.gpabundle").namelist()
+
+
+def test_untrusted_builds_nothing(tmp_path):
+    folder = _project(tmp_path)
+    log = []
+    out = execute(load(folder), trusted=False, cancel=threading.Event(),
+                  cache=ResultCache(folder, home=tmp_path / "c"), stages=_stages(folder, log))
+    assert out.report is not None and log == []
+
+
+def _scratch_processes() -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "gpa-verify-" in cmd:
+            found.append(cmd)
+    return found
+
+
+def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
+    folder = _project(tmp_path)
+    log, seen = [], []
+    cancel = threading.Event()
+
+    def slow_verify(config, bundle, report, *, cancel, dynamic, store, progress):
+        def watch(i, n, what):
+            progress(i, n, what)
+            # the user saves again while nvcc compiles the variant
+            threading.Timer(0.5, lambda: (seen.extend(_scratch_processes()), cancel.set())).start()
+        return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=False, store=store, progress=watch)
+    cfg = load(folder)
+    scratch_before = set(Path(tempfile.gettempdir()).glob("gpa-verify-*"))
+    out = execute(cfg, trusted=True, cancel=cancel, cache=ResultCache(folder, home=tmp_path / "c"),
+                  stages=_stages(folder, log, verify=slow_verify))
+    assert out.cancelled and out.report is None
+    assert seen, "nvcc was not running in a scratch copy when the save came"
+    time.sleep(0.5)
+    assert _scratch_processes() == [], "a process of the cancelled verification survived"
+    assert set(Path(tempfile.gettempdir()).glob("gpa-verify-*")) <= scratch_before, "a scratch copy was left behind"
