@@ -23,6 +23,8 @@ Example ``gpa.toml``::
     kernels = ["stencil"]             # substrings of kernel names; empty = all
     launch_count = 5                  # ncu: launches to profile per kernel
     sampling_period = 12              # CUPTI: log2 cycles, 5..31
+    min_samples = 10000               # CUPTI: fewer on the hottest kernel -> one more run at a
+                                      # shorter period (the advice says "low confidence" below it)
     throughput = true                 # CUPTI: one more run under ncu --metrics for unit throughput
                                       # (bounds estimates by the memory system; skipped with a note
                                       # when ncu or the counters are not available)
@@ -85,6 +87,9 @@ class ProfileConfig:
     kernels: tuple[str, ...] = ()
     launch_count: int = 5
     sampling_period: int = 12
+    # samples wanted on the hottest kernel: a run that brings fewer is repeated once at a shorter
+    # period (down to 2^7, kept only when CUPTI dropped under 5%); 0: never repeat
+    min_samples: int = 10_000
     ncu: str | None = None
     throughput: bool = True
 
@@ -215,6 +220,8 @@ def _validate(section: str, obj: Any, text: str, path: str | None) -> None:
             raise bad("sampling_period", "must be between 5 and 31 (log2 of cycles)")
         if obj.launch_count < 1:
             raise bad("launch_count", "must be at least 1")
+        if not 0 <= obj.min_samples <= 10_000_000:
+            raise bad("min_samples", "must be between 0 and 10000000")
     if isinstance(obj, HarnessConfig) and obj.timeout <= 0:
         raise bad("timeout", "must be positive seconds")
     if isinstance(obj, AdviceConfig) and not (1.0 <= obj.information <= obj.warning):

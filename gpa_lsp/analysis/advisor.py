@@ -284,7 +284,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
                   fix=fix,
                   estimate_low=low, estimate_high=high,
-                  bounded_by=unit if bounded else None, bounded_pct=pct)
+                  bounded_by=unit if bounded else None, bounded_pct=pct, kernel_samples=ctx.total)
 
 
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:

@@ -6,10 +6,14 @@ path after source-path mapping has been applied by whoever produced them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..verify.model import Verification
+
+# samples per kernel below which advice is marked low confidence ([profile] min_samples aims above it)
+MIN_SAMPLES = 10_000
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,34 @@ class Advice:
     bounded_pct: float | None = None
     # the fix tried: compiled and compared, or timed on a GPU (gpa_lsp/verify); None: not tried
     verification: Verification | None = None
+    kernel_samples: int = 0                   # the kernel's samples (the share's denominator)
+
+    @property
+    def sampling_interval(self) -> tuple[float, float]:
+        """95% interval of the estimate from the sampling error of its matched share alone.
+
+        The matched share r = matched / N of the kernel's N samples is a binomial proportion:
+        r +- 1.96 sqrt(r (1 - r) / N). Every estimator's gain is close to linear in r over such a
+        small range, so the gain (estimate - 1) is scaled by r_low / r and r_high / r.
+        """
+        r = self.ratio
+        n = self.kernel_samples
+        if r <= 0 or n <= 0 or self.matched_samples <= 0:
+            return self.estimated_speedup, self.estimated_speedup
+        r = min(r, 1.0)
+        half = 1.96 * math.sqrt(max(r * (1.0 - r), 0.0) / n)
+        gain = self.estimated_speedup - 1.0
+        return 1.0 + gain * max(r - half, 0.0) / r, 1.0 + gain * min(r + half, 1.0) / r
+
+    @property
+    def low_confidence(self) -> bool:
+        """Too few samples to trust the figure: under MIN_SAMPLES in the kernel, or the sampling
+        interval wider than 10% of the estimate."""
+        lo, hi = self.sampling_interval
+        return self.kernel_samples < MIN_SAMPLES or (hi - lo) > 0.10 * self.estimated_speedup
+
+    def confidence_text(self) -> str:
+        return f"low confidence: {self.kernel_samples} samples" if self.low_confidence else ""
 
     @property
     def effective_speedup(self) -> float:

@@ -54,6 +54,8 @@ def _advice_lines(a: Advice, reader: LineReader) -> list[str]:
     lines = [f"  Apply {a.title}, ratio {a.ratio * 100:.2f}%, estimate speedup {a.estimated_speedup:.2f}x{bound}"]
     if a.verification is not None:
         lines.append(f"    {a.verification.summary(short_device(a.verification.device))}")
+    if a.low_confidence:
+        lines.append(f"    {a.confidence_text()} (sampling interval {a.sampling_interval[0]:.2f}-{a.sampling_interval[1]:.2f}x)")
     lines.append(f"    {a.suggestion}")
     if a.fix is not None:
         where = f" at {_short(a.fix.file)}:{a.fix.line}" if a.fix.file and a.fix.line else ""

@@ -13,6 +13,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", help="bundle to write (default: <project>/.gpa/<collector>.gpabundle)")
     p.add_argument("--no-build", action="store_true", help="run the harness as it is, without building")
     p.add_argument("--sampling-period", type=int, help="CUPTI: log2 cycles between samples (5..31)")
+    p.add_argument("--min-samples", type=int, help="CUPTI: samples wanted on the hottest kernel; fewer -> one "
+                   "more run at a shorter period (default: [profile] min_samples, 10000; 0: never)")
     p.add_argument("--launch-count", type=int, help="ncu: launches to profile per kernel")
     p.add_argument("--no-throughput", action="store_true",
                    help="CUPTI: skip the unit-throughput pass (a second harness run under ncu --metrics)")
@@ -32,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         if not 5 <= args.sampling_period <= 31:
             raise ConfigError("--sampling-period must be between 5 and 31")
         prof = replace(prof, sampling_period=args.sampling_period)
+    if args.min_samples is not None:
+        prof = replace(prof, min_samples=max(0, args.min_samples))
     if args.launch_count is not None:
         prof = replace(prof, launch_count=max(1, args.launch_count))
     if args.no_throughput:

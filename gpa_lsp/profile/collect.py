@@ -7,6 +7,7 @@ Standard library only (+ cuda-bindings for the device limits): this runs on the 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import tempfile
@@ -80,27 +81,73 @@ def _sources(config: Config) -> list[dict]:
     return source_records([config.resolve(s) for s in config.build.sources], config.root)
 
 
-def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
-    from .cupti.builder import find_cupti, injection_library
+# the shortest sampling period tried when a run brings too few samples: below 2^7 cycles the
+# hardware buffer drains more often than CUPTI reads it on busy kernels (samples dropped)
+MIN_AUTO_PERIOD = 7
+MAX_DROPPED = 0.05
+
+
+def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log):
     from .cupti.reader import read_output
-    cupti = find_cupti()
-    lib = injection_library(cupti)
-    command, cwd, env = _harness_parts(config, build_output)
-    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, CUPTI's default 512 MB),
-    # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
-    # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
+        env = dict(env)
         env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
-                    "GPA_CUPTI_SAMPLING_PERIOD": str(config.profile.sampling_period)})
+                    "GPA_CUPTI_SAMPLING_PERIOD": str(period)})
         # the injected CUPTI must be the one the library was linked with
         env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
-        log(f"running the harness under CUPTI PC sampling (period 2^{config.profile.sampling_period} cycles) ...")
+        log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles) ...")
         res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
             keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
         run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
+    return res, run
+
+
+def hot_kernel_samples(profile: Profile) -> int:
+    """Samples of the kernel that has the most (the one whose advice leads)."""
+    per: dict[str, int] = {}
+    for pc in profile.pcs:
+        per[pc.function] = per.get(pc.function, 0) + pc.total
+    return max(per.values(), default=0)
+
+
+def shorter_period(period: int, samples: int, want: int) -> int | None:
+    """The period that should bring ``want`` samples where ``period`` brought ``samples`` (samples
+    scale with 1 / period), not below MIN_AUTO_PERIOD; None when no shorter period would help."""
+    if want <= 0 or samples >= want or period <= MIN_AUTO_PERIOD:
+        return None
+    factor = want / max(samples, 1)
+    new = max(MIN_AUTO_PERIOD, period - math.ceil(math.log2(factor)))
+    return new if new < period else None
+
+
+def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    from .cupti.builder import find_cupti, injection_library
+    cupti = find_cupti()
+    lib = injection_library(cupti)
+    command, cwd, env = _harness_parts(config, build_output)
+    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, CUPTI's default 512 MB),
+    # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
+    # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
+    period = config.profile.sampling_period
+    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log)
+    period_note = ""
+    # too few samples for the advice to be sure (a short harness): sample more often, once
+    got = hot_kernel_samples(run.profile)
+    new = shorter_period(period, got, config.profile.min_samples)
+    if new is not None:
+        log(f"{got} samples on the hottest kernel (fewer than {config.profile.min_samples}): sampling again at 2^{new}")
+        res2, run2 = _cupti_once(config, new, lib, cupti, command, cwd, env, cancel, log)
+        total2 = run2.profile.total_samples or 1
+        got2 = hot_kernel_samples(run2.profile)
+        if run2.profile.dropped_samples / total2 <= MAX_DROPPED and got2 > got:
+            period_note = f"sampling period 2^{new} (2^{period} brought {got} samples on the hottest kernel)"
+            res, run, period = res2, run2, new
+        else:
+            period_note = (f"kept sampling period 2^{period} ({got} samples): 2^{new} dropped "
+                           f"{run2.profile.dropped_samples} of {total2} samples")
     manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
                              sources=_sources(config),
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
@@ -111,7 +158,7 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
                                               "sampled_contexts": list(run.contexts),
                                               "drains": {c: list(d) for c, d in run.drains.items()}},
                                     "harness_wall_s": round(res.wall_s, 3)})
-    notes = list(run.errors)
+    notes = list(run.errors) + ([period_note] if period_note else [])
     profile = run.profile
     if config.profile.throughput:
         profile, note = throughput_pass(config, profile, build_output, cancel=cancel, log=log)

@@ -57,7 +57,8 @@ def advice_message(kernel: KernelReport, advice: Advice) -> str:
     bound = f", {advice.bound_text()}" if advice.bounded_by else ""
     v = advice.verification
     figure = v.summary(short_device(v.device)) if v is not None else f"est. {advice.estimated_speedup:.2f}x"
-    return (f"{advice.title}: {figure}{bound} on {name} "
+    conf = f", {advice.confidence_text()}" if advice.low_confidence else ""
+    return (f"{advice.title}: {figure}{bound}{conf} on {name} "
             f"({advice.ratio:.0%} of its samples). {first_sentence(advice.suggestion)}")
 
 

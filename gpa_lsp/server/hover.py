@@ -69,6 +69,9 @@ def advice_section(items: Sequence[tuple[KernelReport, Advice]]) -> list[str]:
         out += ["", f"**{_md(a.title)}** (`{a.optimizer}`): est. **{a.estimated_speedup:.2f}x**{rng}{bound} on "
                     f"{_md(kernel.demangled or kernel.name)}, {a.ratio:.1%} of its samples", "",
                 _md(a.suggestion.strip())]
+        lo, hi = a.sampling_interval
+        conf = f" — {a.confidence_text()}" if a.low_confidence else ""
+        out += ["", f"_sampling: {lo:.2f}-{hi:.2f}x from {a.kernel_samples} samples of the kernel{conf}_"]
         if a.verification is not None:
             out += ["", f"_{_md(a.verification.summary(short_device(a.verification.device)))}_"]
     return out
