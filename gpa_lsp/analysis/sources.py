@@ -1,15 +1,17 @@
 """Reading the user's sources for fixes: never fails, a missing file just gives no fix.
 
-Also the small scanners that find what a fix edits: double literals, literal
-launch configurations, kernel parameter lists.
+Also the scanners the optimizers use (double literals, literal launch
+configurations, kernel parameter lists, loops), in the 1-based line terms of
+the analysis; they read the facts from the source model (gpa_lsp.cuda_source).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
+
+from .. import cuda_source
 
 LineReader = Callable[[str], "list[str] | None"]
 
@@ -62,10 +64,6 @@ def source_line(reader: LineReader, path: str | None, line: int | None) -> str |
     return lines[line - 1]
 
 
-_DOUBLE_LITERAL = re.compile(
-    r"(?<![\w.])((?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.])")
-
-
 def _code_mask(text: str) -> list[bool]:
     """True for characters outside comments and string/char literals."""
     mask = [True] * len(text)
@@ -96,21 +94,12 @@ def _code_mask(text: str) -> list[bool]:
 
 
 def double_literals(text: str) -> list[tuple[int, int]]:
-    """0-based [start, end) columns of floating literals with no ``f``/``F`` suffix (doubles)."""
-    mask = _code_mask(text)
-    out = []
-    for m in _DOUBLE_LITERAL.finditer(text):
-        s, e = m.span(1)
-        if not mask[s]:
-            continue
-        if e < len(text) and text[e] in "fFlL":
-            continue
-        out.append((s, e))
-    return out
+    """0-based [start, end) columns of floating literals with no ``f``/``F`` suffix (doubles) on one line.
 
-
-_LAUNCH = re.compile(r"<<<\s*([^,<>]+?)\s*,\s*([^,<>]+?)\s*(?:,[^<>]*)?>>>")
-_DIM3 = re.compile(r"\bdim3\s+(\w+)\s*[({]\s*(\d+)\s*(?:,\s*(\d+)\s*)?(?:,\s*(\d+)\s*)?[)}]")
+    The line is parsed alone (not through the model cache, which holds whole files): the
+    literals are tokens, found even where the line is no complete statement.
+    """
+    return [(l.start[1], l.end[1]) for l in cuda_source.CudaSource(text).double_literals() if l.start[0] == 0]
 
 
 @dataclass(frozen=True)
@@ -119,103 +108,63 @@ class LaunchSite:
     line: int
     kernel: str
     current: int              # threads per block
-    columns: tuple[int, int]  # the literal (or the dim3's arguments) to rewrite
+    columns: tuple[int, int]  # the block argument of the launch (a literal or a dim3's name)
     dims: tuple[int, ...] = ()
 
 
 def launch_sites(path: str, lines: list[str], kernel: str) -> list[LaunchSite]:
     """Launches of ``kernel`` whose block size is a literal or a ``dim3`` of literals in the same file."""
-    dims: dict[str, tuple[int, tuple[int, int], tuple[int, ...]]] = {}
-    for ln in lines:
-        for m in _DIM3.finditer(ln):
-            vals = tuple(int(v) for v in m.groups()[1:] if v)
-            prod = 1
-            for v in vals:
-                prod *= v
-            dims[m.group(1)] = (prod, (m.start(2), m.end(m.lastindex or 2)), vals)
+    src = cuda_source.parse_lines(lines)
+    dims = {d.name: d for d in src.dim3s if d.literal}
     out = []
-    for no, ln in enumerate(lines, 1):
-        for m in re.finditer(r"\b" + re.escape(kernel) + r"\s*<<<", ln):
-            lm = _LAUNCH.search(ln, m.start())
-            if not lm:
-                continue
-            block = lm.group(2).strip()
-            if block.isdigit():
-                out.append(LaunchSite(path, no, kernel, int(block), lm.span(2), (int(block),)))
-            elif block in dims:
-                prod, cols, vals = dims[block]
-                out.append(LaunchSite(path, no, kernel, prod, lm.span(2), vals))
+    for launch in src.launches_of(kernel):
+        block = launch.block
+        if block is None or block.start[0] != block.end[0]:
+            continue
+        value = cuda_source.integer_literal(block.text) if block.kind == "number_literal" else None
+        cols = (block.start[1], block.end[1])
+        if value is not None:
+            out.append(LaunchSite(path, launch.line + 1, kernel, value, cols, (value,)))
+        elif block.kind == "identifier" and block.text in dims:
+            d = dims[block.text]
+            out.append(LaunchSite(path, launch.line + 1, kernel, d.threads, cols, tuple(d.dims)))
     return out
 
 
+def _definition(lines: list[str], def_line: int) -> cuda_source.Function | None:
+    """The function definition whose name is on 1-based ``def_line`` (else the one whose text holds it)."""
+    src = cuda_source.parse_lines(lines)
+    return (next((f for f in src.functions if f.line == def_line - 1), None)
+            or src.function_at(def_line - 1))
+
+
 def find_function(lines: list[str], name: str) -> int | None:
-    """1-based line of the definition of ``name`` (a ``__global__``/``__device__`` function)."""
-    pat = re.compile(r"\b" + re.escape(name) + r"\s*\(")
-    for no, ln in enumerate(lines, 1):
-        if pat.search(ln) and ("__global__" in ln or "__device__" in ln
-                               or (no > 1 and ("__global__" in lines[no - 2] or "__device__" in lines[no - 2]))):
-            return no
-    return None
+    """1-based line of the name in the definition of ``name`` (a ``__global__``/``__device__`` function)."""
+    f = cuda_source.parse_lines(lines).function(name)
+    return f.line + 1 if f is not None else None
 
 
 def pointer_parameters(lines: list[str], def_line: int) -> list[tuple[str, str]]:
     """(name, declaration) of pointer parameters in the signature starting at ``def_line``."""
-    text = []
-    depth = 0
-    started = False
-    for ln in lines[def_line - 1: def_line + 15]:
-        for ch in ln:
-            if ch == "(":
-                depth += 1
-                started = True
-                if depth == 1:
-                    continue
-            elif ch == ")":
-                depth -= 1
-                if started and depth == 0:
-                    break
-            if started and depth >= 1:
-                text.append(ch)
-        if started and depth == 0:
-            break
-        text.append(" ")
-    params = []
-    for decl in "".join(text).split(","):
-        decl = decl.strip()
-        if "*" not in decl:
-            continue
-        m = re.search(r"(\w+)\s*(?:\[\s*\])?$", decl)
-        if m:
-            params.append((m.group(1), decl))
-    return params
+    f = _definition(lines, def_line)
+    if f is None:
+        return []
+    return [(p.name, " ".join(p.text.split())) for p in f.parameters if p.pointer and p.name]
 
 
 def body_range(lines: list[str], def_line: int) -> tuple[int, int]:
-    """1-based inclusive lines of the function body that starts at ``def_line`` (brace matching)."""
-    depth = 0
-    opened = False
-    for no in range(def_line, len(lines) + 1):
-        for ch in lines[no - 1]:
-            if ch == "{":
-                depth += 1
-                opened = True
-            elif ch == "}":
-                depth -= 1
-                if opened and depth == 0:
-                    return def_line, no
-    return def_line, len(lines)
+    """1-based inclusive lines from ``def_line`` to the end of that function's body."""
+    f = _definition(lines, def_line)
+    if f is None or f.body is None:
+        return def_line, len(lines)
+    return def_line, f.body.end[0] + 1
 
 
 def is_written(lines: list[str], name: str, first: int, last: int) -> bool:
-    """Whether ``name`` is stored through (``name[..] =``, ``*name =``, ``name[..] +=``) or passed on."""
-    store = re.compile(r"(?:\b" + re.escape(name) + r"\s*\[[^\]]*\]|\*\s*\(?\s*" + re.escape(name)
-                       + r"\b[^=;]*?)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
-    atomic = re.compile(r"\batomic\w*\s*\(\s*&?\s*" + re.escape(name) + r"\b")
-    for no in range(first, last + 1):
-        ln = lines[no - 1]
-        if store.search(ln) or atomic.search(ln):
-            return True
-    return False
+    """Whether pointer ``name`` is stored through (``name[..] =``, ``*name =``, ``name[..] +=``, atomics)
+    or handed on (to a call, a non-const copy) on 1-based lines ``first``..``last``."""
+    src = cuda_source.parse_lines(lines)
+    return src.written_through(name, (first - 1, 0), (last, 0))
 
 
 @dataclass(frozen=True)
@@ -226,95 +175,10 @@ class SourceLoop:
     pragma: str | None        # text of a ``#pragma unroll...`` right above, if any
 
 
-_LOOP_KW = re.compile(r"\b(for|while|do)\b")
-
-
 def source_loops(lines: list[str]) -> list[SourceLoop]:
-    """Loops of a C/C++ file, found by keyword and brace/parenthesis matching (comments skipped).
-
-    Good enough for finding which loop a line belongs to; not a parser: a
-    ``while`` that closes a ``do`` is not reported twice because its body is empty.
-    """
-    text_lines = ["".join(ch if m else " " for ch, m in zip(ln, _code_mask(ln))) for ln in lines]
-    out: list[SourceLoop] = []
-    n = len(text_lines)
-    for no, ln in enumerate(text_lines, 1):
-        for m in _LOOP_KW.finditer(ln):
-            kw = m.group(1)
-            r, c = no, m.end()
-            if kw != "do":
-                end = _match_close(text_lines, r, c, "(", ")")
-                if end is None:
-                    continue
-                r, c = end
-            body = _statement_end(text_lines, r, c)
-            if body is None:
-                continue
-            (br, bc), (er, ec) = body
-            if kw == "while" and br == er and text_lines[br - 1][bc:ec + 1].strip() in (";", ""):
-                continue  # the tail of a do-while
-            pragma = None
-            k = no - 1
-            while k >= 1 and not text_lines[k - 1].strip() and lines[k - 1].strip().startswith("//"):
-                k -= 1
-            if k >= 1 and re.match(r"\s*#\s*pragma\s+unroll", lines[k - 1]):
-                pragma = lines[k - 1].strip()
-            out.append(SourceLoop(no, br, er, pragma))
-    return out
-
-
-def _match_close(lines, r, c, op, cl):
-    """(row, col) just after the bracket closing the first ``op`` at/after (r, c)."""
-    depth = 0
-    started = False
-    while r <= len(lines):
-        ln = lines[r - 1]
-        while c < len(ln):
-            ch = ln[c]
-            if ch == op:
-                depth += 1
-                started = True
-            elif ch == cl and started:
-                depth -= 1
-                if depth == 0:
-                    return r, c + 1
-            elif not started and not ch.isspace():
-                return None
-            c += 1
-        r, c = r + 1, 0
-    return None
-
-
-def _statement_end(lines, r, c):
-    """((row, col) of the body's first character, (row, col) of its last) of the statement at (r, c)."""
-    while r <= len(lines):
-        ln = lines[r - 1]
-        while c < len(ln) and ln[c].isspace():
-            c += 1
-        if c < len(ln):
-            break
-        r, c = r + 1, 0
-    else:
-        return None
-    start = (r, c)
-    if lines[r - 1][c] == "{":
-        end = _match_close(lines, r, c, "{", "}")
-        return (start, (end[0], end[1] - 1)) if end else None
-    # a single statement (possibly a nested loop or if): ends at the first ';' at depth 0
-    depth = 0
-    while r <= len(lines):
-        ln = lines[r - 1]
-        while c < len(ln):
-            ch = ln[c]
-            if ch in "({[":
-                depth += 1
-            elif ch in ")}]":
-                depth -= 1
-            elif ch == ";" and depth == 0:
-                return start, (r, c)
-            c += 1
-        r, c = r + 1, 0
-    return None
+    """Loops of a C/C++ file (from the syntax tree: comments, strings and macros are no loops)."""
+    return [SourceLoop(lp.line + 1, lp.body_start[0] + 1, lp.body_end[0] + 1, lp.pragma.text if lp.pragma else None)
+            for lp in cuda_source.parse_lines(lines).loops]
 
 
 def loops_around(lines: list[str], line: int) -> list[SourceLoop]:

@@ -152,6 +152,7 @@ class RestrictPointer(Optimizer):
             l = ctx.location(off)
             if l is not None and l.file == loc.file:
                 hot_lines.append(l.line)
+        named = []
         for pname, decl in params:
             if "__restrict__" in decl and "const" in decl:
                 continue
@@ -159,8 +160,11 @@ class RestrictPointer(Optimizer):
                 continue
             used = any(re.search(r"\b" + re.escape(pname) + r"\b", lines[h - 1]) for h in hot_lines if 0 < h <= len(lines))
             if used:
-                return Fix("restrict", loc.file, def_line, {"function": name, "parameter": pname})
-        return None
+                named.append(pname)
+        if not named:
+            return None
+        # every read-only pointer the evidence names; "parameter" (the first) for older readers
+        return Fix("restrict", loc.file, def_line, {"function": name, "parameter": named[0], "parameters": named})
 
 
 def explained_throttle(ctx) -> dict[int, float]:
