@@ -5,6 +5,12 @@ several iterations' independent chains into one warp's stream, so their latencie
 other and the idle cycles are filled by every warp's extra in-flight work, not just by one
 warp's own reordered instructions.
 
+Why recurrences are left out: a dependence whose def comes at or after its use in the loop body
+reaches the use through the back edge (``acc = fma(a, b, acc)``, ``p = next[p]``): it is carried
+from one iteration to the next, and unrolling keeps it serial (nvcc does not reassociate float
+arithmetic); the loop takes at least trip count x the chain's latency however it is unrolled.
+Only dependences inside one iteration (a load and its use) overlap across unrolled iterations.
+
 Why loops with a barrier are left out: the compiler does not move memory operations across a
 ``bar.sync``, so after unrolling, iteration i+1's loads still wait behind iteration i's
 barrier and nothing overlaps; hoisting a load above the barrier is a reorder by hand (Code
@@ -49,6 +55,8 @@ class LoopUnrolling(Optimizer):
         def keep(e):
             if e.category == "self" or e.latency <= 0:
                 return False
+            if e.def_ >= e.use:
+                return False           # loop-carried (a recurrence): not overlapped by unrolling
             lp = ctx.loop_of(e.def_)
             return lp is not None and ctx.site(e.use).index in lp.instructions and not barrier(lp)
         m = match_edges(ctx.edges_where(reasons=DEPENDENCY), keep)
