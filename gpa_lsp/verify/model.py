@@ -81,6 +81,8 @@ class Verification:
             return "the fix does not apply to the current text"
         if self.static_speedup is not None:
             return f"compiled: re-estimated {self.static_speedup:.2f}x from what the change removes (est. {self.estimated:.2f}x)"
+        if self.note:
+            return f"compiled: {self.note} (not timed)"
         return "compiled: the change alters the hot region (not timed)"
 
 
