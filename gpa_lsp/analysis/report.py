@@ -100,15 +100,23 @@ def to_sarif(report: Report, *, kernel: str | None = None) -> dict[str, Any]:
             loc = a.location
             res: dict[str, Any] = {
                 "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1),
-                "level": "warning" if a.estimated_speedup >= 1.10 else "note",
+                "level": "warning" if a.effective_speedup >= 1.10 else "note",
                 "message": {"text": f"{a.title}: estimated speedup {a.estimated_speedup:.2f}x "
+                                    + (f"({a.verification.summary(short_device(a.verification.device))}) "
+                                       if a.verification is not None else "")
                                     + (f"({a.bound_text()}) " if a.bounded_by else "")
                                     + f"(ratio {a.ratio * 100:.1f}%) in {k.demangled or k.name}. {a.suggestion}"},
                 "properties": {"estimatedSpeedup": a.estimated_speedup, "ratio": a.ratio, "kernel": k.name,
                                **({"estimateLow": a.estimate_low, "estimateHigh": a.estimate_high}
                                   if a.estimate_low is not None else {}),
                                **({"boundedBy": a.bounded_by, "boundedSharePct": a.bounded_pct}
-                                  if a.bounded_by else {})},
+                                  if a.bounded_by else {}),
+                               **({"verification": a.verification.status,
+                                   "measuredSpeedup": a.verification.speedup,
+                                   "measuredLow": a.verification.low, "measuredHigh": a.verification.high,
+                                   "measuredOn": a.verification.device,
+                                   "reEstimatedSpeedup": a.verification.static_speedup}
+                                  if a.verification is not None else {})},
             }
             if loc is not None and loc.file:
                 res["locations"] = [{"physicalLocation": {
