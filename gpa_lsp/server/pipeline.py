@@ -105,9 +105,11 @@ class Stages:
         return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
 
     def do_verify(self, config: Config, bundle: str, report: Report, cancel: threading.Event, *,
-                  dynamic: bool, store: bool, progress: Callable[[int, int, str], None]) -> Report:
+                  dynamic: bool, store: bool, store_path: str | None,
+                  progress: Callable[[int, int, str], None]) -> Report:
         fn = self._get("verify", "gpa_lsp.verify.runner", "verify_in_editor")
-        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, progress=progress)
+        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, store_path=store_path,
+                  progress=progress)
 
     def do_advise(self, bundle: str, config: Config) -> Report:
         if self.advise is None and analysis_pool() is not None:
@@ -260,7 +262,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             on_stage("verifying", f"top {config.verify.top} fixes")
             try:
                 report = stages.do_verify(config, bundle, report, cancel, dynamic=collected and stages.has_gpu(),
-                                          store=collected,
+                                          store=collected, store_path=str(cache.dir / "verification.json"),
                                           progress=lambda i, n, what: on_stage("verifying", f"{i}/{n}: {what}"))
             except Cancelled:
                 raise

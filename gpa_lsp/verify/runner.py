@@ -40,6 +40,7 @@ class Options:
     budget_s: float = 60.0       # wall time for the timing phase
     only: int | None = None      # 1-based index among the candidates (gpa verify --fix N)
     store: bool = True           # keep the results in the bundle
+    store_path: str | None = None  # keep them here instead (a .json: the editor's cache for a replayed bundle)
 
 
 Log = Callable[[str], None]
@@ -198,7 +199,8 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
         cands = cands[options.only - 1:options.only]
     if not cands:
         return report, []
-    stored = store.read(bundle_path)
+    where = options.store_path or bundle_path
+    stored = store.read(where)
     device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
     exp = Experiment(config, bundle_path, cancel, log)
     results: dict[tuple[str, str], Verification] = {}
@@ -239,9 +241,9 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
     new = [v for v in results.values() if v.key]
     if options.store and new:
         try:
-            store.write(bundle_path, new)
+            store.write(where, new)
         except OSError as exc:
-            log(f"could not store the verification results in {bundle_path}: {exc}")
+            log(f"could not store the verification results in {where}: {exc}")
     return attach(report, results), list(results.values())
 
 
@@ -322,10 +324,13 @@ def advise(bundle: str, config: Config | None = None) -> Report:
 
 
 def verify_in_editor(config: Config, bundle: str, report: Report, *, cancel: threading.Event | None = None,
-                     dynamic: bool = False, store: bool = False,
+                     dynamic: bool = False, store: bool = False, store_path: str | None = None,
                      progress: Callable[[int, int, str], None] = lambda i, n, what: None) -> Report:
-    """The language server's verification phase ([verify] top, budget_s, pairs)."""
+    """The language server's verification phase ([verify] top, budget_s, pairs). ``store``: into the
+    bundle (one gpa collected); else ``store_path`` (the folder's cache), so a save that changed
+    nothing the fixes touch builds nothing again."""
     opts = Options(top=config.verify.top, dynamic=dynamic, pairs=config.verify.pairs,
-                   budget_s=config.verify.budget_s, store=store)
+                   budget_s=config.verify.budget_s, store=store or store_path is not None,
+                   store_path=None if store else store_path)
     got, _ = verify_report(config, bundle, report, opts, cancel=cancel, progress=progress)
     return got
