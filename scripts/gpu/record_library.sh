@@ -32,9 +32,15 @@ python3 benchmarks/accuracy/record.py --build-only --jobs 12 > "$OUT/build.log" 
 builder=$!
 if [ ${#new[@]} -gt 0 ]; then
   echo "recording ${#new[@]} case(s): ${new[*]}"
-  GPA_RECORD_NO_BUILD=1 GPA_NCU_LAUNCHES=1 bash scripts/gpu/record_case.sh "${new[@]}" > "$OUT/record.log" 2>&1
-  grep -E "FAILED|cupti .* s \(with build\)" "$OUT/record.log" | head -60
-  tar cf "$OUT/bundles.tar" $(for d in "${new[@]}"; do ls "$d"/recorded/*.gpabundle 2>/dev/null; done)
+  rm -f "$OUT/bundles.tar"
+  for d in "${new[@]}"; do      # one case at a time, appended to the tar: a call cut short keeps what it recorded
+    if [ -n "${RECORD_BUDGET:-}" ] && [ $(( $(date +%s) - start )) -gt "$RECORD_BUDGET" ]; then
+      echo "== $d: not recorded (RECORD_BUDGET)"; continue
+    fi
+    GPA_RECORD_NO_BUILD=1 GPA_NCU_LAUNCHES=1 bash scripts/gpu/record_case.sh "$d" >> "$OUT/record.log" 2>&1
+    tar rf "$OUT/bundles.tar" $(ls "$d"/recorded/*.gpabundle 2>/dev/null) 2>/dev/null
+  done
+  grep -E "FAILED|not recorded|cupti .* s \(with build\)" "$OUT/record.log" | head -60
 fi
 wait $builder
 grep -E "^built|BUILD FAILED" "$OUT/build0.log" "$OUT/build.log" | head -40
