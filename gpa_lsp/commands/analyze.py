@@ -27,6 +27,31 @@ def add_report_arguments(p) -> None:
     fmt.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     fmt.add_argument("--sarif", metavar="FILE", help="write the report as SARIF 2.1.0 ('-' for stdout)")
     p.add_argument("--kernel", metavar="NAME", help="only this kernel (mangled, demangled or a substring)")
+    p.add_argument("--top", type=_count, metavar="N", help="at most N advice per kernel (every format)")
+    p.add_argument("--min-speedup", type=_speedup, metavar="X",
+                   help="only advice estimated at X or more, e.g. 1.05 (every format)")
+
+
+def _count(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
+def _speedup(text: str) -> float:
+    import argparse
+    try:
+        x = float(text.rstrip("xX"))
+    except ValueError:
+        x = 0.0
+    if not x >= 1.0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a speedup of at least 1.0 (e.g. 1.05)")
+    return x
 
 
 def add_parser(subparsers) -> None:
@@ -38,8 +63,11 @@ def add_parser(subparsers) -> None:
 
 def emit(report, args, reader=None) -> int:
     from ..analysis.report import render_text, to_json_report, to_sarif
+    from ..analysis.text_report import select
 
+    top, floor = getattr(args, "top", None), getattr(args, "min_speedup", None)
     if args.json or args.sarif:
+        report = select(report, kernel=args.kernel, top=top, min_speedup=floor)
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
         text = json.dumps(data, indent=1)
         target = args.json or args.sarif
@@ -52,7 +80,7 @@ def emit(report, args, reader=None) -> int:
                 raise GpaError(f"cannot write {target}: {exc.strerror}",
                                "check that its folder exists and is writable, or pass '-' for stdout") from None
         return 0
-    sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel))
+    sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel, top=top, min_speedup=floor))
     return 0
 
 
