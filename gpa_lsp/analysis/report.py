@@ -1,4 +1,4 @@
-"""Presenting a Report: text (text_report.py), JSON, SARIF 2.1.0."""
+"""Presenting a Report: text (text_report.py), JSON, SARIF 2.1.0 (sarif.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from .model import Report, to_json
 from .sources import LineReader
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+from .sarif import SARIF_SCHEMA  # noqa: F401  (re-exported)
 
 
 def render_text(report: Report, *, reader: LineReader | None = None, kernel: str | None = None,
@@ -25,60 +25,8 @@ def to_json_report(report: Report, *, kernel: str | None = None) -> dict[str, An
     return data
 
 
-def to_sarif(report: Report, *, kernel: str | None = None) -> dict[str, Any]:
-    """SARIF 2.1.0: one rule per optimizer, one result per advice on its diagnostic line."""
-    from .optimizers import REGISTRY
-
-    rules = [{"id": o.id, "name": o.title.replace(" ", ""), "shortDescription": {"text": o.title},
-              "fullDescription": {"text": o.suggestion}} for o in REGISTRY]
-    index = {o.id: i for i, o in enumerate(REGISTRY)}
-    results = []
-    for k in report.kernels:
-        if kernel and kernel not in (k.name, k.demangled) and kernel not in k.demangled:
-            continue
-        for a in k.advice:
-            loc = a.location
-            res: dict[str, Any] = {
-                "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1),
-                "level": "warning" if a.effective_speedup >= 1.10 else "note",
-                "message": {"text": f"{a.title}: estimated speedup {a.estimated_speedup:.2f}x "
-                                    + (f"({a.verification.summary(short_device(a.verification.device))}) "
-                                       if a.verification is not None else "")
-                                    + (f"({a.bound_text()}) " if a.bounded_by else "")
-                                    + f"(ratio {a.ratio * 100:.1f}%) in {k.demangled or k.name}. {a.suggestion}"},
-                "properties": {"estimatedSpeedup": a.estimated_speedup, "ratio": a.ratio, "kernel": k.name,
-                               **({"estimateLow": a.estimate_low, "estimateHigh": a.estimate_high}
-                                  if a.estimate_low is not None else {}),
-                               **({"boundedBy": a.bounded_by, "boundedSharePct": a.bounded_pct}
-                                  if a.bounded_by else {}),
-                               **({"verification": a.verification.status,
-                                   "measuredSpeedup": a.verification.speedup,
-                                   "measuredLow": a.verification.low, "measuredHigh": a.verification.high,
-                                   "measuredOn": a.verification.device,
-                                   "reEstimatedSpeedup": a.verification.static_speedup}
-                                  if a.verification is not None else {})},
-            }
-            if loc is not None and loc.file:
-                res["locations"] = [{"physicalLocation": {
-                    "artifactLocation": {"uri": _uri(loc.file)},
-                    "region": {"startLine": max(1, loc.line)}}}]
-                related = []
-                for n, h in enumerate(a.hotspots):
-                    if h.use.file:
-                        related.append({"id": n, "message": {"text": f"stall seen here ({h.reason or 'self'}, "
-                                                                      f"{h.ratio * 100:.1f}%)"},
-                                        "physicalLocation": {"artifactLocation": {"uri": _uri(h.use.file)},
-                                                             "region": {"startLine": max(1, h.use.line)}}})
-                if related:
-                    res["relatedLocations"] = related
-            results.append(res)
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "gpa-lsp",
-                                          "rules": rules}},
-                      "results": results}]}
-
-
-def _uri(path: str) -> str:
-    from pathlib import Path
-    p = Path(path)
-    return p.as_uri() if p.is_absolute() else path
+def to_sarif(report: Report, *, kernel: str | None = None, srcroot=None, reader: LineReader | None = None,
+             config_file: str | None = None) -> dict[str, Any]:
+    """SARIF 2.1.0: see :mod:`gpa_lsp.analysis.sarif`."""
+    from .sarif import to_sarif as sarif
+    return sarif(report, kernel=kernel, srcroot=srcroot, reader=reader, config_file=config_file)

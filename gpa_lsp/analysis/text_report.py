@@ -110,7 +110,7 @@ def _opcode(text: str | None) -> str:
     return words[0].rstrip(";") if words else "?"
 
 
-def _reason_at(k: KernelReport, hs: Hotspot, line_reasons: dict) -> str:
+def reason_at(k: KernelReport, hs: Hotspot, line_reasons: dict) -> str:
     """The hover's name for a hotspot's stall: the use line's most frequent raw reason in the
     hotspot's GPA category (the blame keeps only the category)."""
     from ..profile.reasons import category
@@ -259,7 +259,7 @@ def _hotspot_lines(a: Advice, k: KernelReport, reader: LineReader, width: int, i
     for h in a.hotspots:
         u, d = h.use, h.def_
         same = (u.offset == d.offset and u.file == d.file and u.line == d.line)
-        key = (_reason_at(k, h, line_reasons), u.file, u.line, _opcode(sass.get(u.offset)),
+        key = (reason_at(k, h, line_reasons), u.file, u.line, _opcode(sass.get(u.offset)),
                None if same else (d.file, d.line, _opcode(sass.get(d.offset))))
         row = rows.setdefault(key, [0.0, [], []])
         row[0] += h.ratio

@@ -27,6 +27,9 @@ def add_report_arguments(p) -> None:
     fmt.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     fmt.add_argument("--sarif", metavar="FILE", help="write the report as SARIF 2.1.0 ('-' for stdout)")
     p.add_argument("--kernel", metavar="NAME", help="only this kernel (mangled, demangled or a substring)")
+    p.add_argument("--srcroot", metavar="DIR",
+                   help="SARIF: the folder file URIs are relative to (%%SRCROOT%%; default: the git work "
+                        "tree of the current folder, else the current folder)")
     p.add_argument("--top", type=_count, metavar="N", help="at most N advice per kernel (every format)")
     p.add_argument("--min-speedup", type=_speedup, metavar="X",
                    help="only advice estimated at X or more, e.g. 1.05 (every format)")
@@ -61,14 +64,18 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def emit(report, args, reader=None) -> int:
+def emit(report, args, reader=None, config_file=None) -> int:
+    """Print or write ``report`` as ``args`` ask; ``config_file``: the project's gpa.toml (SARIF's
+    build-flag fixes edit it)."""
     from ..analysis.report import render_text, to_json_report, to_sarif
     from ..analysis.text_report import select
 
     top, floor = getattr(args, "top", None), getattr(args, "min_speedup", None)
     if args.json or args.sarif:
         report = select(report, kernel=args.kernel, top=top, min_speedup=floor)
-        data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
+        data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(
+            report, kernel=args.kernel, srcroot=getattr(args, "srcroot", None), reader=reader,
+            config_file=str(config_file) if config_file else None)
         text = json.dumps(data, indent=1)
         target = args.json or args.sarif
         if target == "-":
@@ -93,4 +100,5 @@ def run(args) -> int:
                           f"{args.bundle}` to replay the bundle of a project folder")
     smap = parse_source_map(args.source_root)
     report = advise_bundle(args.bundle, source_map=smap, root=str(Path.cwd()))
-    return emit(report, args)
+    from ..config import find_config
+    return emit(report, args, config_file=find_config(Path.cwd()))
