@@ -45,6 +45,9 @@ DESCRIPTIONS = {
     ("profile", "kernels"): "Substrings of the names of the kernels to profile; empty: all.",
     ("profile", "launch_count"): "ncu: launches profiled per kernel.",
     ("profile", "sampling_period"): "CUPTI: the sampling period, log2 of cycles (5..31).",
+    ("profile", "min_samples"): "CUPTI: samples wanted on the hottest kernel; a run that brings fewer is "
+                                "repeated once at a shorter period, and advice below it says \"low "
+                                "confidence\" (0: never repeat).",
     ("profile", "ncu"): "The Nsight Compute command line tool to run (default: ncu on PATH).",
     ("profile", "throughput"): "CUPTI: one more run under ncu --metrics for unit throughput, which bounds the "
                                "estimates by the memory system (skipped with a note when ncu or its counters "
@@ -56,12 +59,20 @@ DESCRIPTIONS = {
     ("server", "debounce_ms"): "Milliseconds to wait after a save before starting.",
     ("server", "throughput_on_save"): "After a save, show the advice, then measure unit throughput ([profile] "
                                       "throughput) and show it bounded; false: never on save.",
+    ("verify", "top"): "Mechanical fixes tried per analysis, highest estimate first (0: none).",
+    ("verify", "budget_s"): "Seconds of wall time for timing the fixes on the GPU.",
+    ("verify", "on_save"): "In the editor: try the fixes after a save, once the sampled advice is shown.",
+    ("verify", "pairs"): "Interleaved (original, variant) runs timed per fix (at least 5).",
 }
 
 _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("profile", "collector"): {"enum": list(_config.COLLECTORS)},
     ("profile", "sampling_period"): {"minimum": 5, "maximum": 31},
     ("profile", "launch_count"): {"minimum": 1},
+    ("profile", "min_samples"): {"minimum": 0, "maximum": 10_000_000},
+    ("verify", "top"): {"minimum": 0, "maximum": 20},
+    ("verify", "budget_s"): {"exclusiveMinimum": 0, "maximum": 3600},
+    ("verify", "pairs"): {"minimum": 5, "maximum": 100},
     ("harness", "timeout"): {"exclusiveMinimum": 0},
     ("advice", "warning"): {"minimum": 1.0},
     ("advice", "information"): {"minimum": 1.0},
@@ -74,6 +85,8 @@ _SECTION_DOC = {
     "profile": "What and how to profile, and the recorded bundle to replay.",
     "advice": "How advice is shown.",
     "server": "The language server's save loop.",
+    "verify": "Trying the fixes before ranking them: compiled and compared in a scratch copy, then timed "
+              "interleaved with the original on the GPU (of a trusted workspace).",
     "paths": "Where sources recorded on another machine live here.",
 }
 

@@ -79,6 +79,10 @@ def test_the_defaults_validate(validator):
     {"build": {"unknown": 1}},
     {"advice": {"information": 0.9}},
     {"server": {"debounce_ms": -1}},
+    {"profile": {"min_samples": -1}},
+    {"verify": {"top": 21}},
+    {"verify": {"budget_s": 0}},
+    {"verify": {"pairs": 4}},
     {"nosuchsection": {}},
 ])
 def test_schema_and_loader_reject_the_same(bad, validator):

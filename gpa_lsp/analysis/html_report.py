@@ -16,7 +16,8 @@ from typing import Iterable
 from .model import Advice, KernelReport, LineStats, Report
 from .quickfix import describe_fix
 from .sources import LineReader, make_reader
-from .text_report import _estimate_text, _pct, _short, kernel_reasons, select, short_name
+from .text_report import (_confidence_text, _estimate_text, _pct, _short, _tried_text, kernel_reasons, select,
+                          short_name)
 
 CONTEXT = 3            # source lines shown around hot lines
 MAX_SASS = 160         # instructions shown for the hot region
@@ -169,9 +170,11 @@ def _advice_list(i: int, k: KernelReport, reader: LineReader) -> list[str]:
                  else f"explains {_pct(a.ratio)} of the kernel's samples")
         bound = f"; {_e(a.bound_text())}" if a.bounded_by else ""
         fix = f"<br><b>Fix:</b> {_prose(describe_fix(a.fix, reader))}." if a.fix is not None else ""
+        extra = " ".join(x for x in (_tried_text(a), _confidence_text(a)) if x)
+        extra = f'<br><span class="muted">{_e(extra)}</span>' if extra else ""
         out.append(f'<li class="advice-item" data-optimizer="{_e(a.optimizer)}"><b>{_e(a.title)}</b>{where}: '
                    f'<span class="est">{_e(_estimate_text(a))}</span>{bound}; {_e(share)}.<br>'
-                   f"{_prose(a.suggestion.strip())}{fix}</li>")
+                   f"{_prose(a.suggestion.strip())}{fix}{extra}</li>")
     out.append("</ol>")
     return out
 

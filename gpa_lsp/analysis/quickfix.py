@@ -1,16 +1,16 @@
 """A Fix as text for people (a sentence) and as plain edits for tools (SARIF ``fixes``).
 
-The edits are the language server's quick fix, built by the same code: when
-``gpa_lsp.fixes.plan_fix`` exists it is used, else the builders of
-``gpa_lsp.server.actions``. Either way an edit is offered only when it is well
-formed on the current source (a double literal at the stated columns, a loop
-header on the line, ...); the sentence is written from the Fix's params and
-the source text, so it reads right even when no edit can be built.
+The edits are the language server's quick fix, planned by the same code
+(``gpa_lsp.fixes.plan_fix``; the build-flag fix edits gpa.toml as
+``server.actions.fast_math_edits`` does), and offered only when well formed on
+the current source. The sentence quotes what those edits change where they can
+be built, and is written from the Fix's params otherwise.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -46,88 +46,53 @@ def _fix_json(fix: Fix) -> dict[str, Any]:
 
 def fix_edits(fix: Fix, reader: LineReader, *, config_file: str | None = None,
               default_flags: Sequence[str] | None = None) -> tuple[str, list[PlainEdit]] | None:
-    """``(title, edits)`` of the quick fix for ``fix``, or None when its edit would not be well formed.
+    """``(title, edits)`` of the quick fix for ``fix`` (``gpa_lsp.fixes.plan_fix``), or None when its
+    edit would not be well formed.
 
     ``config_file``: the project's gpa.toml / pyproject.toml, for fixes that change the build
     (``fast_math``); without it those give None. A missing config file is created by the edit.
     """
-    plan = _plan_from_fixes_module(fix, reader, config_file)
-    if plan is not NotImplemented:
-        return plan
-    from ..server import actions
+    from .. import fixes
 
-    data = _fix_json(fix)
-    title = actions.fix_title(data)
     if fix.kind == "fast_math":
-        if not config_file:
-            return None
-        from ..config import BuildConfig
-        text: str | None = None
-        if os.path.exists(config_file):
-            try:
-                with open(config_file, encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError:
-                return None
-        edits = actions.fast_math_edits(text, os.path.basename(config_file) == "pyproject.toml",
-                                        str(_params(fix).get("flag", "--use_fast_math")),
-                                        list(default_flags if default_flags is not None else BuildConfig().nvcc_flags))
-        return (title, [_plain(config_file, e) for e in edits]) if edits else None
-    if not fix.file:
-        return None
-    lines = reader(fix.file)
-    if lines is None:
-        return None
-    line0 = fix.line - 1 if fix.line else None
-    edits = actions.source_fix_edits(data, lines, line0)
-    if not edits:
-        return None
-    return title, [_plain(fix.file, e) for e in edits]
-
-
-def _plain(file: str, e) -> PlainEdit:
-    r = e.range
-    return PlainEdit(file, r.start.line + 1, r.start.character, r.end.line + 1, r.end.character, e.new_text)
-
-
-def _plan_from_fixes_module(fix: Fix, reader: LineReader, config_file: str | None):
-    """``gpa_lsp.fixes.plan_fix(fix, read)`` (being written alongside): NotImplemented when absent."""
-    try:
-        from .. import fixes  # type: ignore[attr-defined]
-    except ImportError:
-        return NotImplemented
-    plan_fix = getattr(fixes, "plan_fix", None)
-    if plan_fix is None:
-        return NotImplemented
+        return _config_edits(fix, config_file, default_flags)
 
     def read(path: str) -> str | None:
-        if config_file and os.path.abspath(path) == os.path.abspath(config_file):
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    return fh.read()
-            except OSError:
-                return None
         lines = reader(path)
         return None if lines is None else "\n".join(lines) + "\n"
 
-    try:
-        plan = plan_fix(fix, read)
-    except TypeError:
-        return NotImplemented           # another signature than this adapter knows
-    if plan is None:
+    plan = fixes.plan_fix(fix, read)
+    if plan is None or not plan.edits:
+        return None
+    return plan.title, [PlainEdit(e.file or fix.file or "", e.start[0] + 1, e.start[1], e.end[0] + 1, e.end[1], e.text)
+                        for e in plan.edits]
+
+
+def _config_edits(fix: Fix, config_file: str | None, default_flags: Sequence[str] | None):
+    """The build-flag fix as an edit of the project's configuration file (the editor's quick fix)."""
+    if not config_file:
+        return None
+    from .. import fixes
+    from ..config import BuildConfig
+    from ..server import actions
+    text: str | None = None
+    if os.path.exists(config_file):
+        try:
+            with open(config_file, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+    edits = actions.fast_math_edits(text, os.path.basename(config_file) == "pyproject.toml",
+                                    str(_params(fix).get("flag", "--use_fast_math")),
+                                    list(default_flags if default_flags is not None else BuildConfig().nvcc_flags))
+    if not edits:
         return None
     out = []
-    for e in getattr(plan, "edits", ()):
-        (l1, c1), (l2, c2) = _position(e.start), _position(e.end)
-        out.append(PlainEdit(e.file or fix.file or config_file or "", l1, c1, l2, c2, e.text))
-    return (plan.title, out) if out else None
-
-
-def _position(p) -> tuple[int, int]:
-    """(1-based line, 0-based column) of a position given as (line0, col) or an object with line/character."""
-    if isinstance(p, (tuple, list)):
-        return int(p[0]) + 1, int(p[1])
-    return int(getattr(p, "line")) + 1, int(getattr(p, "character", getattr(p, "column", 0)))
+    for e in edits:
+        r = e.range
+        out.append(PlainEdit(config_file, r.start.line + 1, r.start.character, r.end.line + 1, r.end.character,
+                             e.new_text))
+    return fixes.title(_fix_json(fix)), out
 
 
 # ---- the sentence ------------------------------------------------------------------------------
@@ -150,16 +115,24 @@ def describe_fix(fix: Fix, reader: LineReader, *, edits: Callable[[], list[Plain
     at = f" at {where}" if where else ""
     kind = fix.kind
     if kind == "float_literal":
-        text = source_line(reader, fix.file, fix.line)
-        cols = [tuple(c) for c in p.get("columns") or () if len(c) == 2]
-        if text is not None and cols and all(0 <= s < e <= len(text) for s, e in cols):
-            by_lit: dict[str, list[str]] = {}
-            for s, e in cols:
-                by_lit.setdefault(text[s:e], []).append(f"{fix.line}:{s + 1}")
-            parts = []
-            for n, (lit, places) in enumerate(by_lit.items()):
-                places[0] = (f"{_short(fix.file)}:" if n == 0 else "") + places[0]
-                parts.append(f"`{lit}` to `{lit}f` at {_and(places)}")
+        got = edits() if edits else None
+        places = _literal_places(got, reader) if got else None
+        if not places:
+            text = source_line(reader, fix.file, fix.line)
+            cols = [tuple(c) for c in p.get("columns") or () if len(c) == 2]
+            if text is not None and cols and all(0 <= s < e <= len(text) for s, e in cols):
+                places = [(text[s:e], fix.file or "", fix.line or 0, s) for s, e in cols]
+        if places:
+            by_lit: dict[str, list[tuple[str, int, int]]] = {}
+            for lit, file, line, col in places:
+                by_lit.setdefault(lit, []).append((file, line, col))
+            parts, first = [], True
+            for lit, where_ in by_lit.items():
+                refs = []
+                for file, line, col in where_:
+                    refs.append((f"{_short(file)}:" if first else "") + f"{line}:{col + 1}")
+                    first = False
+                parts.append(f"`{lit}` to `{lit}f` at {_and(refs)}")
             return "change " + _and(parts)
         return f"add an `f` suffix to the double literals{at}"
     if kind == "unroll":
@@ -168,15 +141,14 @@ def describe_fix(fix: Fix, reader: LineReader, *, edits: Callable[[], list[Plain
         pragma = f"#pragma unroll {factor}" if factor else "#pragma unroll"
         return f"put `{pragma}` before the loop{at} ({what})"
     if kind == "restrict":
-        param, func = p.get("parameter", "?"), _bare(str(p.get("function", "")))
+        names = p.get("parameters") or ([p["parameter"]] if p.get("parameter") else [])
+        names = [names] if isinstance(names, str) else list(names)
+        func = _bare(str(p.get("function", "")))
         got = edits() if edits else None
-        if got and len(got) == 1:
-            e = got[0]
-            old = _old_text(reader, e)
-            if old and e.start_line == e.end_line:
-                return (f"change `{old}` to `{e.text}` in {func}'s parameters at "
-                        f"{_short(e.file)}:{e.start_line}:{e.start_col + 1}")
-        return f"declare `{param}` of {func} as `const T* __restrict__`{at}"
+        changes = _replacements(got, reader) if got else ""
+        if changes:
+            return f"change {changes} in {func}'s parameters"
+        return f"declare {_and([f'`{n}`' for n in names]) or 'the pointer'} of {func} as `const T* __restrict__`{at}"
     if kind in ("inline", "noinline"):
         word = "__forceinline__" if kind == "inline" else "__noinline__"
         return f"mark the device function {_bare(str(p.get('function', '')))} `{word}`{at}"
@@ -200,6 +172,36 @@ def describe_fix(fix: Fix, reader: LineReader, *, edits: Callable[[], list[Plain
     return f"{kind.replace('_', ' ')}{at}" + (f" ({rest})" if rest else "")
 
 
+_DOUBLE_BEFORE = re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?$|\d+[eE][+-]?\d+$")
+
+
+def _literal_places(edits: list[PlainEdit], reader: LineReader) -> list[tuple[str, str, int, int]] | None:
+    """(literal, file, line, 0-based start column) for edits that append ``f`` to a double literal."""
+    out = []
+    for e in edits:
+        text = source_line(reader, e.file, e.start_line)
+        if e.text != "f" or (e.start_line, e.start_col) != (e.end_line, e.end_col) or text is None:
+            return None
+        m = _DOUBLE_BEFORE.search(text[:e.start_col])
+        if not m:
+            return None
+        out.append((m.group(0), e.file, e.start_line, m.start()))
+    return sorted(out, key=lambda t: (t[1], t[2], t[3]))
+
+
+def _replacements(edits: list[PlainEdit], reader: LineReader) -> str:
+    """"`old` to `new` at k.cu:3:31 and `old2` to `new2` at 3:42" for single-line replacements ('' else)."""
+    parts, first = [], True
+    for e in sorted(edits, key=lambda e: (e.file, e.start_line, e.start_col)):
+        old = _old_text(reader, e)
+        if not old or e.start_line != e.end_line:
+            return ""
+        parts.append(f"`{old}` to `{e.text}` at " + (f"{_short(e.file)}:" if first else "")
+                     + f"{e.start_line}:{e.start_col + 1}")
+        first = False
+    return _and(parts)
+
+
 def _old_text(reader: LineReader, e: PlainEdit) -> str:
     text = source_line(reader, e.file, e.start_line)
     if text is None or e.start_line != e.end_line:
@@ -210,8 +212,5 @@ def _old_text(reader: LineReader, e: PlainEdit) -> str:
 def _bare(function: str) -> str:
     if not function:
         return "the function"
-    try:
-        from ..server.actions import bare_name
-        return bare_name(function)
-    except ImportError:     # pragma: no cover - lsprotocol missing
-        return function.split("(")[0]
+    from ..cuda_source import bare_name
+    return bare_name(function)

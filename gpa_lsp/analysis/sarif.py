@@ -3,7 +3,7 @@
 One run; one rule per optimizer (with help text: what it means, how it is
 estimated); one result per advice on its diagnostic line, with the lines where
 its stalls were seen as related locations, the quick fix's replacement text as
-``fixes`` and the estimate (point, range, bound, measured) in ``properties``.
+``fixes`` and the estimate (point, range, bound, verification) in ``properties``.
 File URIs are relative to ``%SRCROOT%`` (``uriBaseId: "SRCROOT"``, declared in
 ``originalUriBaseIds``) so a code-scanning upload maps them to repository
 paths; a file outside the source root keeps an absolute ``file://`` URI.
@@ -19,7 +19,8 @@ from typing import Any
 from .model import Advice, KernelReport, Report
 from .quickfix import PlainEdit, describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
-from .text_report import reason_at, kernel_matches, short_name
+from .text_report import (_confidence_text, _estimate_text, _tried_text, kernel_matches, reason_at, short_name,
+                          speedup_of)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "SRCROOT"
@@ -138,17 +139,14 @@ def to_sarif(report: Report, *, kernel: str | None = None, srcroot: str | os.Pat
 
 
 def _message(a: Advice, k: KernelReport, reader: LineReader) -> str:
-    est = f"est. {a.estimated_speedup:.2f}x"
-    if a.estimate_low is not None and a.estimate_high is not None:
-        est += f" (range {a.estimate_low:.2f}-{a.estimate_high:.2f}x)"
-    m = getattr(a, "measured", None)
-    if m is not None and getattr(m, "speedup", None) is not None:
-        est = f"measured {m.speedup:.2f}x, " + est
+    est = _estimate_text(a)
     bound = f", {a.bound_text()}" if a.bounded_by else ""
     share = (f"; explains {a.ratio * 100:.1f}% of the kernel's samples" if a.kind == "code" else
              "; a launch configuration change")
+    extra = " ".join(x for x in (_tried_text(a), _confidence_text(a)) if x)
     fix = f" Fix: {describe_fix(a.fix, reader)}." if a.fix is not None else ""
-    return f"{a.title} in {short_name(k)}: {est}{bound}{share}. {a.suggestion.strip()}{fix}"
+    return (f"{a.title} in {short_name(k)}: {est}{bound}{share}." + (f" {extra}" if extra else "")
+            + f" {a.suggestion.strip()}{fix}")
 
 
 def _result(a: Advice, k: KernelReport, index: dict[str, int], uris: _Uris, reader: LineReader,
@@ -161,15 +159,21 @@ def _result(a: Advice, k: KernelReport, index: dict[str, int], uris: _Uris, read
         props.update(estimateLow=a.estimate_low, estimateHigh=a.estimate_high)
     if a.bounded_by:
         props.update(boundedBy=a.bounded_by, boundedSharePct=a.bounded_pct)
-    m = getattr(a, "measured", None)
-    if m is not None and getattr(m, "speedup", None) is not None:
-        props["measured"] = {key: getattr(m, key) for key in ("speedup", "low", "high", "device")
-                             if getattr(m, key, None) is not None}
+    v = getattr(a, "verification", None)
+    if v is not None:
+        props["verification"] = {name: value for name, value in (
+            ("status", v.status), ("speedup", v.speedup), ("low", v.low), ("high", v.high),
+            ("staticSpeedup", v.static_speedup), ("pairs", v.pairs), ("device", v.device), ("note", v.note))
+            if value not in (None, "")}
+    if getattr(a, "low_confidence", False):
+        props["lowConfidence"] = True
+        props["samplingInterval"] = list(a.sampling_interval)
+    props["effectiveSpeedup"] = speedup_of(a)
     if k.duration_ns:
         props["kernelTimeNs"] = k.duration_ns
     res: dict[str, Any] = {
         "ruleId": a.optimizer,
-        "level": "warning" if a.estimated_speedup >= 1.10 else "note",
+        "level": "warning" if speedup_of(a) >= 1.10 else "note",
         "message": {"text": _message(a, k, reader)},
         "properties": props,
     }

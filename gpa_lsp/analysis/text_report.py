@@ -40,11 +40,16 @@ def select(report: Report, *, kernel: str | None = None, top: int | None = None,
     for k in report.kernels:
         if not kernel_matches(k, kernel):
             continue
-        adv = [a for a in k.advice if min_speedup is None or a.estimated_speedup >= min_speedup]
+        adv = [a for a in k.advice if min_speedup is None or speedup_of(a) >= min_speedup]
         if top is not None:
             adv = adv[:max(0, top)]
         kernels.append(replace(k, advice=tuple(adv)))
     return replace(report, kernels=tuple(kernels))
+
+
+def speedup_of(a: Advice) -> float:
+    """What ranks the advice: measured, else re-estimated, else estimated (``Advice.effective_speedup``)."""
+    return float(getattr(a, "effective_speedup", a.estimated_speedup))
 
 
 def short_name(k: KernelReport) -> str:
@@ -179,20 +184,33 @@ def _kernel_lines(k: KernelReport, width: int) -> list[str]:
 
 
 def _estimate_text(a: Advice) -> str:
+    """``est. 1.35x (1.14-1.56x)``, or ``measured 1.31x (1.28-1.34), est. 1.27x, H100`` once timed."""
+    v = getattr(a, "verification", None)
+    if v is not None and getattr(v, "status", "") == "measured" and v.speedup is not None:
+        from ..verify.model import short_device
+        return v.summary(short_device(v.device or ""))
     est = f"est. {a.estimated_speedup:.2f}x"
     if a.estimate_low is not None and a.estimate_high is not None \
             and f"{a.estimate_low:.2f}" != f"{a.estimate_high:.2f}":
         est += f" ({a.estimate_low:.2f}-{a.estimate_high:.2f}x)"
-    m = getattr(a, "measured", None)
-    if m is not None and getattr(m, "speedup", None) is not None:
-        rng = ""
-        lo, hi = getattr(m, "low", None), getattr(m, "high", None)
-        dev = getattr(m, "device", "") or ""
-        inner = ", ".join(x for x in (f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "",
-                                      _device_short(dev) if dev else "") if x)
-        rng = f" ({inner})" if inner else ""
-        est = f"measured {m.speedup:.2f}x{rng}, " + est
     return est
+
+
+def _tried_text(a: Advice) -> str:
+    """What a verification that timed nothing found (``compiled: re-estimated 1.20x ...``), else ''."""
+    v = getattr(a, "verification", None)
+    if v is None or (getattr(v, "status", "") == "measured" and v.speedup is not None):
+        return ""
+    from ..verify.model import short_device
+    text = v.summary(short_device(v.device or ""))
+    return text[:1].upper() + text[1:] + "."
+
+
+def _confidence_text(a: Advice) -> str:
+    if not getattr(a, "low_confidence", False):
+        return ""
+    lo, hi = a.sampling_interval
+    return f"({a.confidence_text()}: the sampling alone allows {lo:.2f}-{hi:.2f}x)"
 
 
 def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width: int) -> list[str]:
@@ -203,6 +221,9 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
     lines = _wrap(head, width, "", ind)
     if a.bounded_by:
         lines += _wrap(f"({a.bound_text()})", width, ind, ind)
+    for extra in (_tried_text(a), _confidence_text(a)):
+        if extra:
+            lines += _wrap(extra, width, ind, ind)
     if a.kind == "parallel":
         explains = "A launch change: estimated from occupancy and the grid, not from particular stalls."
     else:

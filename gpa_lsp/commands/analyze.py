@@ -30,7 +30,9 @@ def add_report_arguments(p) -> None:
     p.add_argument("--srcroot", metavar="DIR",
                    help="SARIF: the folder file URIs are relative to (%%SRCROOT%%; default: the git work "
                         "tree of the current folder, else the current folder)")
-    p.add_argument("--top", type=_count, metavar="N", help="at most N advice per kernel (every format)")
+    if "--top" not in p._option_string_actions:    # `gpa verify` defines it: the fixes to try, and shown
+        p.add_argument("--top", type=_count, metavar="N",
+                       help="at most N advice per kernel (every format; with --verify also the fixes to try)")
     p.add_argument("--min-speedup", type=_speedup, metavar="X",
                    help="only advice estimated at X or more, e.g. 1.05 (every format)")
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,9 @@ from gpa_lsp.cli import main
 from gpa_lsp.profile.reasons import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = sorted(p.parent.name for p in (ROOT / "kernels").glob("*/gpa.toml"))
+# the cases with a recorded bundle (new cases get theirs from the GPU machine later)
+CASES = sorted({p.parent.parent.name for p in (ROOT / "kernels").glob("*/recorded/*.gpabundle")
+                if (p.parent.parent / "gpa.toml").is_file()})
 # GPA category names that are not also a CUPTI reason name nor a plain word (the hover shows the
 # CUPTI names; "limited by synchronization" is the limiter, in words)
 CATEGORY_ONLY = sorted(c for c in CATEGORIES if "_" in c and c != "not_selected")
@@ -69,7 +71,7 @@ def test_top3_fits_a_screen_and_reads_as_sentences(case, capsys):
 def test_hotspot_double_fix_sentence_and_dedup(capsys):
     text = _advise(capsys, str(ROOT / "kernels" / "hotspot_double"), "--top", "1")
     assert "1. Strength Reduction at original.cu:33: est. 1.35x (" in text
-    assert "Fix: change `2.0` to `2.0f` at original.cu:33:54." in text
+    assert "Fix: change `2.0` to `2.0f` at original.cu:32:54 and 33:54." in text
     # the four pipe stalls on line 33 were four identical rows; now one row naming the copies
     rows = [l for l in text.splitlines() if "mio_throttle: F2F.F64.F32" in l and "(line 33)" in l]
     assert len(rows) == 1 and rows[0].count("0x0") >= 3
@@ -141,7 +143,7 @@ def test_fix_sentences_for_every_kind():
     got = fix_edits(fix, _reader)
     assert got is not None
     s = describe_fix(fix, _reader, edits=lambda: got[1])
-    assert s == "change `float* in` to `const float* __restrict__ in` in k's parameters at k.cu:3:31"
+    assert s == "change `float* in` to `const float* __restrict__ in` at k.cu:3:31 in k's parameters"
     assert describe_fix(Fix("inline", "/src/k.cu", 2, {"function": "_Z6helperf"}), _reader) == \
         "mark the device function helper `__forceinline__` at k.cu:2"
     assert "`__noinline__`" in describe_fix(Fix("noinline", "/src/k.cu", 2, {"function": "helper"}), _reader)
@@ -167,30 +169,36 @@ def test_fast_math_edit_targets_the_config_file(tmp_path):
     assert fix_edits(Fix("fast_math", None, None, {}), _reader) is None      # no config to edit
 
 
-# ---- the measured figure (verification, once it lands) ----------------------------------------
+# ---- the verification (gpa_lsp/verify) ------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Measured:
-    speedup: float
-    low: float
-    high: float
-    device: str
-
-
-def _tiny_report() -> Report:
-    adv = Advice("strength_reduction", "Strength Reduction", "code", 1.27, 0.2, 20.0, "Use float literals.",
-                 location=Location("/src/k.cu", 5), estimate_low=1.1, estimate_high=1.4)
-    k = KernelReport("_Z1kPfS_i", "k(float*, float*, int)", 100, 1.0, "latency", (adv,), file="/src/k.cu", line=3)
-    return Report({"name": "NVIDIA H100 80GB HBM3"}, "cupti", (k,), total_samples=100, source="x.gpabundle")
+def _tiny_report(**advice) -> Report:
+    adv = Advice("strength_reduction", "Strength Reduction", "code", 1.27, 0.2, 20000.0, "Use float literals.",
+                 location=Location("/src/k.cu", 5), estimate_low=1.1, estimate_high=1.4, kernel_samples=100000,
+                 **advice)
+    k = KernelReport("_Z1kPfS_i", "k(float*, float*, int)", 100000, 1.0, "latency", (adv,), file="/src/k.cu", line=3)
+    return Report({"name": "NVIDIA H100 80GB HBM3"}, "cupti", (k,), total_samples=100000, source="x.gpabundle")
 
 
-def test_measured_figure_when_the_advice_has_one():
+def test_measured_figure_when_the_advice_was_verified():
+    from gpa_lsp.verify.model import Verification
+    assert "est. 1.27x (1.10-1.40x)" in render_text(_tiny_report(), reader=_reader)
+    v = Verification("measured", estimated=1.27, speedup=1.31, low=1.28, high=1.34, pairs=10,
+                     device="NVIDIA H100 80GB HBM3")
+    text = render_text(_tiny_report(verification=v), reader=_reader)
+    assert "1. Strength Reduction at k.cu:5: measured 1.31x (1.28-1.34), est. 1.27x, H100" in text
+    v = Verification("static", estimated=1.27, static_speedup=1.12)
+    text = render_text(_tiny_report(verification=v), reader=_reader)
+    assert "est. 1.27x (1.10-1.40x)" in text and "Compiled: re-estimated 1.12x" in text
+    # --min-speedup and the order go by what was measured, not the estimate
+    v = Verification("measured", estimated=1.27, speedup=1.01, low=1.0, high=1.02, device="NVIDIA H100 80GB HBM3")
+    assert select(_tiny_report(verification=v), min_speedup=1.05).kernels[0].advice == ()
+
+
+def test_low_confidence_is_said():
     report = _tiny_report()
-    assert "est. 1.27x (1.10-1.40x)" in render_text(report, reader=_reader)
-    adv = report.kernels[0].advice[0]
-    object.__setattr__(adv, "measured", _Measured(1.31, 1.28, 1.34, "NVIDIA H100 80GB HBM3"))
-    text = render_text(report, reader=_reader)
-    assert "measured 1.31x (1.28-1.34, H100), est. 1.27x" in text
+    few = replace(report.kernels[0], advice=(replace(report.kernels[0].advice[0], kernel_samples=800),))
+    text = render_text(replace(report, kernels=(few,)), reader=_reader)
+    assert "(low confidence: 800 samples: the sampling alone allows " in text
 
 
 def test_short_names_and_selection():
@@ -256,4 +264,4 @@ def test_report_on_a_real_terminal_screen(tmp_path):
     assert all(r.strip() == "" for r in rows[len(want):])
     assert rows[0].startswith("GPA advice from ")
     assert any(r.startswith("  1. Strength Reduction at original.cu:33") for r in rows)
-    assert any("Fix: change `2.0` to `2.0f` at original.cu:33:54." in r for r in rows)
+    assert any("Fix: change `2.0` to `2.0f` at original.cu:32:54 and 33:54." in r for r in rows)
