@@ -160,11 +160,11 @@ def _result(a: Advice, k: KernelReport, index: dict[str, int], uris: _Uris, read
     if a.bounded_by:
         props.update(boundedBy=a.bounded_by, boundedSharePct=a.bounded_pct)
     v = getattr(a, "verification", None)
-    if v is not None:
-        props["verification"] = {name: value for name, value in (
-            ("status", v.status), ("speedup", v.speedup), ("low", v.low), ("high", v.high),
-            ("staticSpeedup", v.static_speedup), ("pairs", v.pairs), ("device", v.device), ("note", v.note))
-            if value not in (None, "")}
+    if v is not None:                   # the names the verification's first SARIF form used
+        props.update({name: value for name, value in (
+            ("verification", v.status), ("measuredSpeedup", v.speedup), ("measuredLow", v.low),
+            ("measuredHigh", v.high), ("measuredOn", v.device), ("reEstimatedSpeedup", v.static_speedup),
+            ("measuredPairs", v.pairs or None)) if value not in (None, "")})
     if getattr(a, "low_confidence", False):
         props["lowConfidence"] = True
         props["samplingInterval"] = list(a.sampling_interval)

@@ -245,7 +245,7 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
                 cache["e"] = got[1] if got else None
             return cache["e"]
 
-        lines += _wrap("Fix: " + describe_fix(a.fix, reader, edits=edits) + ".", width, ind, ind + "  ")
+        lines += _wrap("Fix: " + _keep_code(describe_fix(a.fix, reader, edits=edits)) + ".", width, ind, ind + "  ")
     lines += _hotspot_lines(a, k, reader, width, ind)
     return lines
 
@@ -325,6 +325,14 @@ def _offsets(offs: list[int]) -> str:
     shown = ", ".join(f"0x{o:04x}" for o in offs[:3])
     more = f" +{len(offs) - 3}" if len(offs) > 3 else ""
     return f"at {shown}{more}"
+
+
+def _keep_code(text: str) -> str:
+    """`code spans` kept on one line when wrapped (short ones: a long one may still break)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        return text
+    return "`".join(p.replace(" ", "\xa0") if i % 2 and len(p) <= 40 else p for i, p in enumerate(parts))
 
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:

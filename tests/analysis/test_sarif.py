@@ -171,3 +171,21 @@ def test_srcroot_and_files_outside_it(tmp_path):
     assert loc["uri"].startswith("file:///") and "uriBaseId" not in loc
     assert default_srcroot(ROOT / "kernels" / "hotspot_double") == ROOT
     assert default_srcroot(tmp_path) == tmp_path.resolve()
+
+
+def test_verification_in_properties_and_message(validator):
+    from dataclasses import replace
+
+    from gpa_lsp.verify.model import Verification
+    report, _ = _case("hotspot_double")
+    k = report.kernels[0]
+    v = Verification("measured", estimated=k.advice[0].estimated_speedup, speedup=1.31, low=1.28, high=1.34,
+                     pairs=10, device="NVIDIA H100 80GB HBM3")
+    adv = replace(k.advice[0], verification=v)
+    log = to_sarif(replace(report, kernels=(replace(k, advice=(adv,)),)), srcroot=ROOT)
+    assert not list(validator.iter_errors(log))
+    (res,) = log["runs"][0]["results"]
+    p = res["properties"]
+    assert p["verification"] == "measured" and p["measuredSpeedup"] == 1.31 and p["measuredOn"].endswith("HBM3")
+    assert (p["measuredLow"], p["measuredHigh"], p["effectiveSpeedup"]) == (1.28, 1.34, 1.31)
+    assert "measured 1.31x (1.28-1.34), est. " in res["message"]["text"]

@@ -83,8 +83,12 @@ def test_block_size_and_restrict_sentences(capsys):
     fan2 = _advise(capsys, str(ROOT / "kernels" / "fan2_threads"), "--top", "1")
     assert "Fix: launch with 128 threads per block instead of 16 at original.cu:27" in fan2
     assert "A launch change" in fan2 and "Explains 0%" not in fan2
-    gauss = _advise(capsys, str(ROOT / "kernels" / "gaussian_blocks"), "--top", "3")
-    assert "to `const uchar* __restrict__ src`" in gauss
+    fir = _advise(capsys, str(ROOT / "kernels" / "restrict_fir"), "--top", "1")
+    fix = " ".join(fir.split("Fix: ")[1].split(".\n")[0].split())
+    assert fix == ("change `float* in` to `const float* __restrict__ in` at original.cu:10:38 and "
+                   "`float* coef` to `const float* __restrict__ coef` at 10:49 in fir_bank's parameters")
+    block = fir.split("Fix: ")[1].split("Where")[0]
+    assert all(line.count("`") % 2 == 0 for line in block.splitlines())      # code spans not broken
 
 
 def test_min_speedup_and_top_apply_to_json(capsys):
