@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from typing import Any
 
@@ -123,6 +125,23 @@ def to_sarif(report: Report, *, kernel: str | None = None) -> dict[str, Any]:
             "runs": [{"tool": {"driver": {"name": "gpa-lsp",
                                           "rules": rules}},
                       "results": results}]}
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float made ``None``: JSON has no Infinity, and an unbounded
+    estimate (a range with no upper end) is "unknown" to a reader of the JSON, not a number."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_text(data: Any) -> str:
+    """The JSON (or SARIF) text ``gpa analyze`` writes: strict JSON, never ``Infinity`` or ``NaN``."""
+    return json.dumps(finite(data), indent=1, allow_nan=False)
 
 
 def _uri(path: str) -> str:

@@ -37,11 +37,11 @@ def add_parser(subparsers) -> None:
 
 
 def emit(report, args, reader=None) -> int:
-    from ..analysis.report import render_text, to_json_report, to_sarif
+    from ..analysis.report import json_text, render_text, to_json_report, to_sarif
 
     if args.json or args.sarif:
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
-        text = json.dumps(data, indent=1)
+        text = json_text(data)
         target = args.json or args.sarif
         if target == "-":
             sys.stdout.write(text + "\n")
