@@ -39,6 +39,8 @@ def add_parser(subparsers) -> None:
 def emit(report, args, reader=None) -> int:
     from ..analysis.report import json_text, render_text, to_json_report, to_sarif
 
+    for problem in report.problems:      # e.g. a damaged cubin: the other kernels are still reported
+        print(f"gpa: warning: {problem}", file=sys.stderr)
     if args.json or args.sarif:
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
         text = json_text(data)

@@ -229,6 +229,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         on_stage("analysing", Path(bundle).name)
         report = stages.do_advise(bundle, config)
         _check(cancel)
+        note = _join(note, *getattr(report, "problems", ()))   # a kernel skipped (a damaged cubin): say so, show the rest
         if collected and config.profile.collector == "cupti" and config.profile.throughput \
                 and config.server.throughput_on_save:
             if on_partial is not None:
