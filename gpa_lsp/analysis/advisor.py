@@ -412,7 +412,6 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
                   root: str | None = None, overrides: dict[str, str] | None = None) -> Report:
     """Read a recorded bundle (or take a Bundle) and analyse it. Sources are found through ``source_map``."""
     from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
-    from gpa_lsp.sass import load_program
 
     if isinstance(bundle_or_path, Bundle):
         bundle, source = bundle_or_path, ""
@@ -421,8 +420,7 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
         bundle = read_bundle(bundle_or_path)
     smap = tuple(source_map) + (tuple(config.source_map) if config is not None else ())
     root = root or (config.root if config is not None else None)
-    programs = {sha: load_program(data) for sha, data in bundle.cubins.items()
-                if any(k.cubin == sha for k in bundle.profile.kernels)}
+    programs, problems = _programs(bundle)
     cache: dict[str, str] = {}
 
     def path_map(p: str) -> str:
@@ -431,4 +429,30 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
         return cache[p]
 
     reader = make_reader(overrides=overrides, mapper=path_map)
-    return analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
+    report = analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
+    return replace(report, problems=problems) if problems else report
+
+
+def _programs(bundle) -> tuple[dict[str, Program], tuple[str, ...]]:
+    """The Program of every profiled cubin. A cubin that cannot be read (a damaged one that nvdisasm
+    rejects, or spins on until its timeout) is skipped with a note, so the other kernels are still
+    analysed; when none can be read, the first error is raised."""
+    from gpa_lsp.errors import CubinError
+    from gpa_lsp.sass import load_program
+
+    programs: dict[str, Program] = {}
+    problems: list[str] = []
+    first: CubinError | None = None
+    for sha, data in bundle.cubins.items():
+        names = [k.demangled or k.name for k in bundle.profile.kernels if k.cubin == sha]
+        if not names:
+            continue
+        try:
+            programs[sha] = load_program(data)
+        except CubinError as exc:
+            first = first or exc
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            problems.append(f"kernel {shown} not analysed (cubin {sha[:12]}): {exc.message}")
+    if first is not None and not programs:
+        raise first
+    return programs, tuple(problems)

@@ -175,6 +175,7 @@ class Report:
     kernels: tuple[KernelReport, ...]
     total_samples: int = 0
     source: str = ""             # bundle path
+    problems: tuple[str, ...] = ()   # what was skipped and why (a cubin nvdisasm could not read)
 
 
 def _jsonable(obj: Any) -> Any:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import math
+import os
 from typing import Any
 
 from .model import Report, to_json
@@ -30,3 +33,22 @@ def to_sarif(report: Report, *, kernel: str | None = None, srcroot=None, reader:
     """SARIF 2.1.0: see :mod:`gpa_lsp.analysis.sarif`."""
     from .sarif import to_sarif as sarif
     return sarif(report, kernel=kernel, srcroot=srcroot, reader=reader, config_file=config_file)
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float made ``None``: JSON has no Infinity, and an unbounded
+    estimate (a range with no upper end) is "unknown" to a reader of the JSON, not a number."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_text(data: Any) -> str:
+    """The JSON (or SARIF) text ``gpa analyze`` writes: strict JSON, never ``Infinity`` or ``NaN``."""
+    return json.dumps(finite(data), indent=1, allow_nan=False)
+
+

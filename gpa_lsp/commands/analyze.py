@@ -69,16 +69,18 @@ def add_parser(subparsers) -> None:
 def emit(report, args, reader=None, config_file=None) -> int:
     """Print or write ``report`` as ``args`` ask; ``config_file``: the project's gpa.toml (SARIF's
     build-flag fixes edit it)."""
-    from ..analysis.report import render_text, to_json_report, to_sarif
+    from ..analysis.report import json_text, render_text, to_json_report, to_sarif
     from ..analysis.text_report import select
 
+    for problem in report.problems:      # e.g. a damaged cubin: the other kernels are still reported
+        print(f"gpa: warning: {problem}", file=sys.stderr)
     top, floor = getattr(args, "top", None), getattr(args, "min_speedup", None)
     if args.json or args.sarif:
         report = select(report, kernel=args.kernel, top=top, min_speedup=floor)
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(
             report, kernel=args.kernel, srcroot=getattr(args, "srcroot", None), reader=reader,
             config_file=str(config_file) if config_file else None)
-        text = json.dumps(data, indent=1)
+        text = json_text(data)
         target = args.json or args.sarif
         if target == "-":
             sys.stdout.write(text + "\n")

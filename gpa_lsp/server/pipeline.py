@@ -168,6 +168,15 @@ def _has_build(config: Config) -> bool:
 
 def cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     """What to show before (or instead of) a run: the cached result for these sources, else the latest one."""
+    try:
+        return _cached_outcome(config, cache)
+    except Exception:  # noqa: BLE001 - a cache is an optimisation: never stop a folder from starting
+        import logging
+        logging.getLogger("gpa_lsp.server").warning("reading the result cache failed", exc_info=True)
+        return None
+
+
+def _cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     hashes = source_hashes(config.root)
     hit = cache.lookup(result_key(hashes, config))
     if hit:
@@ -220,8 +229,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         if not replay_only:
             if stages.has_gpu() or not config.bundle_path:
                 on_stage("profiling", config.profile.collector)
-                out = cache.dir / "bundles" / f"{key}.gpabundle"
-                out.parent.mkdir(parents=True, exist_ok=True)
+                out = cache.bundle_dir() / f"{key}.gpabundle"
                 bundle = str(stages.do_collect(config, cancel, out))
                 collected = True
             else:
@@ -239,6 +247,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         on_stage("analysing", Path(bundle).name)
         report = stages.do_advise(bundle, config)
         _check(cancel)
+        note = _join(note, *getattr(report, "problems", ()))   # a kernel skipped (a damaged cubin): say so, show the rest
         if collected and config.profile.collector == "cupti" and config.profile.throughput \
                 and config.server.throughput_on_save:
             if on_partial is not None:
