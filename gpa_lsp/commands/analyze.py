@@ -39,6 +39,9 @@ def add_parser(subparsers) -> None:
 def emit(report, args, reader=None) -> int:
     from ..analysis.report import render_text, to_json_report, to_sarif
 
+    note = no_line_info_note(report)
+    if note:
+        print(f"gpa: note: {note}", file=sys.stderr)
     if args.json or args.sarif:
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(report, kernel=args.kernel)
         text = json.dumps(data, indent=1)
@@ -54,6 +57,16 @@ def emit(report, args, reader=None) -> int:
         return 0
     sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel))
     return 0
+
+
+def no_line_info_note(report) -> str | None:
+    """Sampled kernels none of whose instructions has a source line (cubins built without -lineinfo)."""
+    from ..profile.collect import NO_LINE_INFO_HINT
+    bare = [k.demangled or k.name for k in report.kernels if k.samples and k.file is None and not k.lines]
+    if not bare:
+        return None
+    return (f"the profiled cubins of {len(bare)} kernel(s) carry no line information ({', '.join(bare[:4])}"
+            f"{' ...' if len(bare) > 4 else ''}): the advice cannot point at source lines. {NO_LINE_INFO_HINT}")
 
 
 def run(args) -> int:

@@ -185,3 +185,18 @@ def run(args) -> int:
     else:
         print(render(found, ready))
     return 0 if ready["advise"] else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m gpa_lsp.commands.doctor`: the same checks on a machine with only the standard
+    library (a GPU machine that records profiles)."""
+    import argparse
+    import sys
+    parser = argparse.ArgumentParser(prog="gpa doctor")
+    parser.add_argument("--json", action="store_true")
+    return run(parser.parse_args(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main())

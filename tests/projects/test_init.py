@@ -134,3 +134,15 @@ def test_gpu_sm_without_a_driver_is_sm_90(monkeypatch):
     from gpa_lsp.profile import gpu_check
     monkeypatch.setattr(gpu_check, "_load_libcuda", lambda: (None, None, "no libcuda"))
     assert init._gpu_sm() == (90, None)
+
+
+@pytest.mark.parametrize("name", ["make_project", "cmake_project"])
+def test_init_on_the_examples_finds_their_build(tmp_path, name):
+    from .conftest import copy_example
+    folder = copy_example(name, tmp_path)
+    shipped = load_file(folder / "gpa.toml")
+    (folder / "gpa.toml").unlink()
+    _, cfg = _init(folder)
+    assert cfg.build.output == shipped.build.output and cfg.harness.command == shipped.harness.command
+    assert (cfg.build.command == ("make",)) == (name == "make_project")
+    assert all(k in open(folder / "gpa.toml").read() for k in shipped.profile.kernels)
