@@ -346,6 +346,11 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     if collector not in ("cupti", "ncu"):
         raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
     log = log or (lambda m: None)
+    from .gpu_check import require_gpu
+    require_gpu(collector)           # no driver or no device: say so before building and running
+    if collector == "cupti":
+        from .cupti.builder import find_cupti
+        find_cupti()                 # no CUPTI: name what brings it, before the build
     path = Path(out) if out else _default_out(config, collector)
     build_output = (_build(config, cancel, log) if build else None) or _built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
