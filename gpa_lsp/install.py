@@ -6,6 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from . import __version__
+
 
 def source_tree() -> Path | None:
     """The repository this package runs from (an editable or in-place install), else None."""
@@ -25,4 +27,4 @@ def pip_extra(extra: str | None = None) -> str:
     if root is not None:
         return f"{py} -m pip install -e {shlex.quote(f'{root}{tail}')}"
     return (f"{py} -m pip install '/path/to/gpa-lsp{tail}' (the repository, or the wheel "
-            f"`python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds: 'gpa_lsp-0.1.0-py3-none-any.whl{tail}')")
+            f"`python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds: 'gpa_lsp-{__version__}-py3-none-any.whl{tail}')")
