@@ -15,7 +15,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .config import Config
 from .errors import BuildError, HarnessError
@@ -159,14 +159,27 @@ def arch_of(flags: Sequence[str]) -> str:
     return "sm_90"
 
 
+def lineinfo_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``NVCC_APPEND_FLAGS`` with ``-lineinfo`` for a build gpa does not drive (make, CMake, a script):
+    every nvcc it runs then writes the line table the advice needs. The user's own flags stay
+    first; nothing is added when they already ask for line info (or ``-G``)."""
+    environ = os.environ if environ is None else environ
+    have = environ.get("NVCC_APPEND_FLAGS", "")
+    if {"-lineinfo", "--generate-line-info", "-G", "--device-debug"} & set(have.split()):
+        return {}
+    return {"NVCC_APPEND_FLAGS": f"{have} -lineinfo".strip()}
+
+
 def build(config: Config, cancel: threading.Event | None = None, *, timeout: float = 900.0) -> BuildResult:
     """Build the project. Failure is a BuildResult with ``ok=False`` and the parsed messages."""
     b = config.build
     root = config.root
+    env: dict[str, str] = {}
     if b.command:
         command: tuple[str, ...] | str = b.command
         argv = ["/bin/sh", "-c", b.command] if isinstance(b.command, str) else list(b.command)
         out = config.resolve(b.output) if b.output else None
+        env = lineinfo_env()
     else:
         argv = nvcc_argv(config)
         command = tuple(argv)
@@ -174,7 +187,7 @@ def build(config: Config, cancel: threading.Event | None = None, *, timeout: flo
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     from .profile import harness  # the same process-group handling as the harness
     try:
-        res = harness.run(argv, cwd=root, timeout=timeout, cancel=cancel, what="build", check=False,
+        res = harness.run(argv, cwd=root, env=env, timeout=timeout, cancel=cancel, what="build", check=False,
                           tail_chars=200_000)
     except HarnessError as exc:
         if "cancelled" in exc.message:

@@ -1,5 +1,6 @@
 -- gpa-lsp in Neovim (>= 0.11): copy this into your config (e.g. ~/.config/nvim/after/plugin/gpa.lua)
--- or start with `nvim -u init.lua file.cu`. Needs `pip install gpa-lsp` (puts `gpa-lsp` on PATH).
+-- or start with `nvim -u init.lua file.cu`. Needs gpa-lsp installed: `python3 -m pip install /path/to/gpa-lsp`
+-- (the repository, or the wheel `python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds); it puts `gpa-lsp` on PATH.
 
 vim.filetype.add({ extension = { cu = "cuda", cuh = "cuda" } })
 

@@ -75,6 +75,9 @@ def emit(report, args, reader=None, config_file=None) -> int:
     for problem in report.problems:      # e.g. a damaged cubin: the other kernels are still reported
         print(f"gpa: warning: {problem}", file=sys.stderr)
     top, floor = getattr(args, "top", None), getattr(args, "min_speedup", None)
+    note = no_line_info_note(report)
+    if note:
+        print(f"gpa: note: {note}", file=sys.stderr)
     if args.json or args.sarif:
         report = select(report, kernel=args.kernel, top=top, min_speedup=floor)
         data = to_json_report(report, kernel=args.kernel) if args.json else to_sarif(
@@ -93,6 +96,16 @@ def emit(report, args, reader=None, config_file=None) -> int:
         return 0
     sys.stdout.write(render_text(report, reader=reader, kernel=args.kernel, top=top, min_speedup=floor))
     return 0
+
+
+def no_line_info_note(report) -> str | None:
+    """Sampled kernels none of whose instructions has a source line (cubins built without -lineinfo)."""
+    from ..profile.collect import NO_LINE_INFO_HINT
+    bare = [k.demangled or k.name for k in report.kernels if k.samples and k.file is None and not k.lines]
+    if not bare:
+        return None
+    return (f"the profiled cubins of {len(bare)} kernel(s) carry no line information ({', '.join(bare[:4])}"
+            f"{' ...' if len(bare) > 4 else ''}): the advice cannot point at source lines. {NO_LINE_INFO_HINT}")
 
 
 def run(args) -> int:

@@ -70,15 +70,39 @@ def _build(config: Config, cancel, log) -> str | None:
 
 
 def _built_output(config: Config) -> str | None:
-    """Where ``[build]`` puts the program (when it builds from sources), built now or earlier."""
+    """Where ``[build]`` puts the program, built now or earlier: ``[build] output`` (also for a
+    build command: make, CMake), else the default of a build from ``[build] sources``."""
+    if config.build.output:
+        return config.resolve(config.build.output)
     if not config.build.sources:
         return None
     from ..build import output_path
     return output_path(config)
 
 
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".inl", ".cpp", ".cc")
+_NOT_SOURCE_DIRS = {"build", "node_modules", "__pycache__", "recorded", "venv"}
+
+
+def _tree_sources(root: str, limit: int = 500, max_dirs: int = 2000) -> list[Path]:
+    """The CUDA and C++ sources under a project folder (a build command names none): recorded in
+    the manifest so the advice finds them again where the project is checked out elsewhere."""
+    out: list[Path] = []
+    for n, (dirpath, dirnames, filenames) in enumerate(os.walk(root)):
+        if n >= max_dirs:
+            break
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _NOT_SOURCE_DIRS
+                             and not d.startswith("cmake-build"))
+        out += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(_SOURCE_SUFFIXES)]
+        if len(out) >= limit:
+            return out[:limit]
+    return out
+
+
 def _sources(config: Config) -> list[dict]:
-    return source_records([config.resolve(s) for s in config.build.sources], config.root)
+    if config.build.sources:
+        return source_records([config.resolve(s) for s in config.build.sources], config.root)
+    return source_records(_tree_sources(config.root), config.root)
 
 
 # the shortest sampling period tried when a run brings too few samples: below 2^7 cycles the
@@ -322,10 +346,41 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     if collector not in ("cupti", "ncu"):
         raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
     log = log or (lambda m: None)
+    from .gpu_check import require_gpu
+    require_gpu(collector)           # no driver or no device: say so before building and running
+    if collector == "cupti":
+        from .cupti.builder import find_cupti
+        find_cupti()                 # no CUPTI: name what brings it, before the build
     path = Path(out) if out else _default_out(config, collector)
     build_output = (_build(config, cancel, log) if build else None) or _built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
-    return fn(config, path, cancel=cancel, log=log, build_output=build_output)
+    result = fn(config, path, cancel=cancel, log=log, build_output=build_output)
+    note = line_info_note(result.path)
+    if note:
+        result.notes.append(note)
+    return result
+
+
+def line_info_note(bundle_path) -> str | None:
+    """A note when the sampled kernels' cubins have no line table (built without -lineinfo)."""
+    from .bundle import read_bundle
+    from .cubins import has_line_info
+    try:
+        b = read_bundle(bundle_path)
+    except GpaError:
+        return None
+    sampled = {k.cubin for k in b.profile.kernels}
+    bare = [k for k, data in b.cubins.items() if k in sampled and not has_line_info(data)]
+    if not bare:
+        return None
+    names = sorted({k.demangled or k.name for k in b.profile.kernels if k.cubin in bare})
+    return (f"no line information in {len(bare)} of {len(sampled)} profiled cubin(s) ({', '.join(names[:4])}"
+            f"{' ...' if len(names) > 4 else ''}): their advice has no source lines. " + NO_LINE_INFO_HINT)
+
+
+NO_LINE_INFO_HINT = ("Build with -lineinfo: gpa adds it to a [build] command through NVCC_APPEND_FLAGS, "
+                     "but make or CMake only recompile what changed, so clean the build once "
+                     "(make clean, or remove the CMake build folder) and profile again")
 
 
 def collect(config: Config, *, collector: str | None = None, cancel: threading.Event | None = None,

@@ -14,6 +14,30 @@ def is_elf(data: bytes) -> bool:
     return data[:4] == b"\x7fELF"
 
 
+def section_names(data: bytes) -> list[str]:
+    """Section names of a 64-bit little-endian ELF (a cubin); [] if unreadable."""
+    if not is_elf(data) or len(data) < 64 or data[4] != 2 or data[5] != 1:
+        return []
+    try:
+        e_shoff, = struct.unpack_from("<Q", data, 0x28)
+        e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        str_off = struct.unpack_from("<Q", data, e_shoff + e_shstrndx * e_shentsize + 24)[0]
+        out = []
+        for i in range(e_shnum):
+            name, = struct.unpack_from("<I", data, e_shoff + i * e_shentsize)
+            end = data.index(b"\0", str_off + name)
+            out.append(data[str_off + name:end].decode("utf-8", "replace"))
+        return out
+    except (struct.error, ValueError, IndexError):
+        return []
+
+
+def has_line_info(data: bytes) -> bool:
+    """Whether a cubin carries the SASS line table (``-lineinfo`` or ``-G``) nvdisasm reads."""
+    names = section_names(data)
+    return ".nv_debug_line_sass" in names or ".debug_line" in names
+
+
 def functions(data: bytes) -> dict[str, int]:
     """{function symbol name: size in bytes} of a 64-bit little-endian ELF (a cubin); {} if unreadable."""
     if not is_elf(data) or len(data) < 64 or data[4] != 2 or data[5] != 1:

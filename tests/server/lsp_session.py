@@ -73,6 +73,7 @@ async def session(root: Path, *, editor: str = "visual-studio-code", trusted: bo
     server_env = dict(os.environ)
     server_env["GPA_LSP_CACHE"] = str(cache or (root.parent / f".gpa-cache-{root.name}"))
     server_env["PYTHONPATH"] = str(ROOT) + os.pathsep + server_env.get("PYTHONPATH", "")
+    server_env["GPA_SKIP_GPU_CHECK"] = "1"   # the harnesses here are dummies: run them with no GPU
     server_env.update(env or {})
     await client.start_io(sys.executable, "-m", "gpa_lsp.server", env=server_env)
     # scoped (workspace) settings and the user-level ones: trust is read only from the latter

@@ -118,7 +118,7 @@ class Extension implements vscode.Disposable {
       const hint =
         launch.from === "gpa.server.command"
           ? "Check the setting gpa.server.command."
-          : "Install gpa-lsp for that Python (pip install gpa-lsp), or set gpa.server.python / gpa.server.command.";
+          : "Install gpa-lsp into that Python (python3 -m pip install /path/to/gpa-lsp: the repository, or the wheel `python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds), or set gpa.server.python / gpa.server.command.";
       this.status.local("error", `the server did not start: ${why}`);
       this.output.appendLine(`[gpa] the server did not start (${[launch.command, ...launch.args].join(" ")}): ${why}`);
       void vscode.window.showErrorMessage(`GPA: the language server did not start: ${why}. ${hint}`, "Show output").then((pick) => {

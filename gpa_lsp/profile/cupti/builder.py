@@ -104,8 +104,10 @@ def find_cupti(*, require_library: bool = True) -> CuptiInstall:
             raise ToolNotFound("cuda.h was not found (needed to build the CUPTI injection library)",
                                "install the CUDA toolkit headers or set CUDA_HOME")
         return CuptiInstall(inc, lib or libdir / "libcupti.so", cuda_inc, _api_version(inc), origin)
+    from ...install import pip_extra
     raise ToolNotFound("CUPTI (cupti_pcsampling.h and libcupti.so) was not found",
-                       "pip install nvidia-cuda-cupti, or install the CUDA toolkit (extras/CUPTI); "
+                       f"install gpa-lsp's cupti extra (it brings nvidia-cuda-cupti): {pip_extra('cupti')}; "
+                       "or install the CUDA toolkit's CUPTI (extras/CUPTI, found through CUDA_HOME); "
                        "or use collector = \"ncu\"")
 
 
