@@ -140,7 +140,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             est = opt.estimate(ctx, m)
             if est < MIN_SPEEDUP:
                 continue
-            cap, unit = opt.throughput_bound(ctx)
+            cap, unit = opt.throughput_bound(ctx, m)
             advice.append(_advice(ctx, opt, m, est, path_map, cap=cap, unit=unit))
     advice = rank(advice)
     file, line = _kernel_line(ctx)
@@ -278,7 +278,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
                                                   round(max(point, min(rng[1], cap)), 4))
     pct = ctx.kernel.throughput.pct(unit) if bounded and ctx.kernel.throughput is not None else None
     if bounded and unit == "mlp":
-        pct = mlp_bound(ctx, opt.mlp_factor)[1]    # the share the loads in flight can reach
+        pct = mlp_bound(ctx, opt.mlp_factor_for(m))[1]    # the share the loads in flight can reach
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
