@@ -26,6 +26,7 @@ from gpa_lsp.config import load  # noqa: E402
 from gpa_lsp.errors import GpaError  # noqa: E402
 from gpa_lsp.profile import harness  # noqa: E402
 from gpa_lsp.profile.collect import _harness_parts  # noqa: E402
+from gpa_lsp.verify.apply import worth_trying  # noqa: E402
 from gpa_lsp.verify.runner import Options, advise, verify_report  # noqa: E402
 
 
@@ -58,8 +59,13 @@ def main() -> int:
         cfg = load(case)
         row = {"case": case.name}
         try:
-            row["bare_s"] = round(bare_wall(cfg), 3)
             report = advise(cfg.bundle_path, cfg)
+            if not worth_trying(report, args.top):
+                row["skipped"] = "no advice with a mechanical fix in the top 3"
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                continue
+            row["bare_s"] = round(bare_wall(cfg), 3)
             t = time.monotonic()
             got, results = verify_report(cfg, cfg.bundle_path, report, Options(top=args.top, dynamic=True, pairs=5,
                                                                               budget_s=120.0),
