@@ -195,7 +195,7 @@ def limiter(ctx: KernelContext) -> str:
 
 def _loc(ctx: KernelContext, offset: int, path_map) -> Location:
     site = ctx.site(offset)
-    loc = site.instruction.loc if site else None
+    loc = ctx.location(offset) if site else None      # the user's line for toolkit-header code
     fn = site.function.name if site else ctx.entry.name
     if loc is None:
         return Location(file="", line=0, function=fn, offset=offset)

@@ -26,6 +26,14 @@ class Site(NamedTuple):
     instruction: Instruction     # function.instructions[index], stored: optimizers read it per edge
 
 
+def is_toolkit_header(path: str | None) -> bool:
+    """A header of the CUDA toolkit or the system (not a file the user can edit)."""
+    if not path:
+        return False
+    p = path.replace("\\", "/")
+    return ("/cuda" in p and "/include/" in p) or p.startswith(("/usr/include/", "/usr/lib/gcc/"))
+
+
 @dataclass
 class KernelContext:
     kernel: Kernel
@@ -186,4 +194,16 @@ class KernelContext:
 
     @cached_property
     def _locations(self) -> dict:
-        return {o: s.instruction.loc for o, s in self._sites.items() if s.instruction.loc is not None}
+        """Offset -> the source location advice is placed at: the instruction's own line, or, for
+        code inlined from the CUDA toolkit's headers (``atomicAdd`` in device_atomic_functions.hpp),
+        the innermost call site in the user's code: that is the line the user can change."""
+        out = {}
+        for o, s in self._sites.items():
+            ins = s.instruction
+            if ins.loc is None:
+                continue
+            loc = ins.loc
+            if is_toolkit_header(loc.file):
+                loc = next((c for c in ins.inline if c is not None and not is_toolkit_header(c.file)), loc)
+            out[o] = loc
+        return out
