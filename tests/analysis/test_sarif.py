@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from gpa_lsp.analysis.advisor import advise_bundle
+from gpa_lsp.verify.runner import with_stored
 from gpa_lsp.analysis.sarif import default_srcroot, to_sarif
 from gpa_lsp.cli import main
 
@@ -44,7 +45,8 @@ def _case(case: str):
         from gpa_lsp.config import load
         folder = ROOT / "kernels" / case
         cfg = load(folder)
-        report = advise_bundle(cfg.bundle_path, config=cfg)
+        # as `gpa advise` makes it: with the verification results stored in the bundle
+        report = with_stored(cfg, cfg.bundle_path, advise_bundle(cfg.bundle_path, config=cfg))
         _CACHE[case] = report, to_sarif(report, srcroot=ROOT, config_file=cfg.path)
     return _CACHE[case]
 

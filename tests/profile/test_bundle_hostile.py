@@ -128,7 +128,7 @@ def test_caps_for_the_whole_bundle_entries_and_pcs(tmp_path, monkeypatch):
         read_bundle(path)
     monkeypatch.undo()
     monkeypatch.setattr(validate, "MAX_ENTRIES", 2)
-    with pytest.raises(BundleError, match="has 3 entries"):
+    with pytest.raises(BundleError, match=f"has {len(_entries())} entries"):
         read_bundle(path)
     monkeypatch.undo()
     monkeypatch.setattr(validate, "MAX_PCS", 10)
