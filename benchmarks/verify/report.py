@@ -30,7 +30,9 @@ def figures(rows: list[dict]) -> dict:
             if o in measured:
                 before[0] += measured[o] < NO_GAIN
                 before[1] += 1
-        shown = [(o, st, m) for o, _, st, m in r["after"]]
+        # recommended after verification: a figure at the editor's information threshold (1.02x);
+        # below it the diagnostic is a hint ("tried: no gain")
+        shown = [(o, st, m) for o, e, st, m in r["after"] if e >= NO_GAIN]
         for i, (o, st, m) in enumerate(shown[:3]):
             if o in measured:
                 after[0] += measured[o] < NO_GAIN
@@ -55,7 +57,7 @@ def render(doc: dict) -> str:
            (f"- time to verify the top 3 fixes / one harness run: median {f['ratio_median']:.1f}x, "
             f"worst {f['ratio_max']:.1f}x" if f["ratio_median"] else "- time ratio: —"),
            f"- top-3 advice that measures below 1.02x, ranked as estimated: {share(f['before'])}",
-           f"- ... ranked after verification (what was tried and gained nothing goes last): {share(f['after'])}",
+           f"- ... recommended after verification (what was tried and gained nothing becomes a hint): {share(f['after'])}",
            f"- top-ranked advice that measures below 1.02x after verification: {share(f['top_after'])}", "",
            "| case | bare harness s | verify s | ratio | before (estimate) | after (figure, status) |",
            "|---|---|---|---|---|---|"]
