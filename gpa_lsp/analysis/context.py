@@ -15,7 +15,7 @@ from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Instruction, Program
 
 from .blame import BlameEdge, FunctionBlame
-from .flow import LoopScope, innermost_loop, loop_scopes
+from .flow import LoopScope, innermost_loops, loop_scopes
 from .occupancy import Occupancy
 from .sources import LineReader
 
@@ -47,6 +47,7 @@ class KernelContext:
     sm: int = 90
     _sites: dict[int, Site] = field(default_factory=dict)
     _loop_cache: dict[int, LoopScope | None] = field(default_factory=dict)
+    _innermost_by_fn: dict[str, dict[int, LoopScope]] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)       # per-kernel caches optimizers may share
 
     def __post_init__(self) -> None:
@@ -158,8 +159,14 @@ class KernelContext:
         if offset in cache:
             return cache[offset]
         s = self.site(offset)
-        got = None if s is None else innermost_loop(self.loops.get(s.function.name, ()), s.index)
+        got = None if s is None else self._innermost(s.function.name).get(s.index)
         cache[offset] = got
+        return got
+
+    def _innermost(self, function: str) -> dict[int, LoopScope]:
+        got = self._innermost_by_fn.get(function)
+        if got is None:
+            got = self._innermost_by_fn[function] = innermost_loops(self.loops.get(function, ()))
         return got
 
     def loop_by_header(self, function: str, header: int) -> LoopScope | None:

@@ -80,16 +80,24 @@ def _decode(tp: Any, value: Any) -> Any:
     """``value`` (JSON) as a ``tp``; TypeError when it is not one. A cache file is checked like any
     input: a hand-edited or half-written one must not reach the presenters as a string where a
     number belongs."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, pytypes.UnionType):
+        if value is None and type(None) in typing.get_args(tp):
+            return None
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _decode(args[0], value) if len(args) == 1 else value
+    if tp is Any:
+        return value
     if value is None:
-        return None
+        raise TypeError(f"expected {getattr(tp, '__name__', tp)}, got null")
     if tp in _PRIMITIVES:
         if not isinstance(value, _PRIMITIVES[tp]) or (tp is not bool and isinstance(value, bool)):
             raise TypeError(f"expected {tp.__name__}, got {type(value).__name__}")
+        if tp is str and "\0" in value:       # a NUL in a path makes every use of it raise
+            raise TypeError("a string with a NUL")
+        if tp in (int, float) and not value >= 0:   # no count, line, share or estimate is negative (or NaN)
+            raise TypeError(f"expected a non-negative number, got {value}")
         return value
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, pytypes.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _decode(args[0], value) if len(args) == 1 else value
     if origin is dict:
         if not isinstance(value, dict):
             raise TypeError(f"expected an object, got {type(value).__name__}")
@@ -110,6 +118,8 @@ def _decode(tp: Any, value: Any) -> Any:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode(args[0], v) for v in value)
+        if len(args) != len(value):
+            raise TypeError(f"expected {len(args)} items, got {len(value)}")
         return tuple(_decode(a, v) for a, v in zip(args, value))
     return value
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import procs
 from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
@@ -141,7 +142,9 @@ def analysis_pool() -> ProcessPoolExecutor | None:
         return None
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            # the worker dies with the server (then so do its nvdisasm runs: procs.run_tool)
+            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=procs.die_with_parent)
         return _POOL
 
 
