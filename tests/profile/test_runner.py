@@ -41,11 +41,14 @@ def alive(pid: int) -> bool:
         return False
 
 
-def _pids(folder: Path, timeout: float = 60) -> list[int]:
+def _pids(folder: Path, timeout: float = 60, starter: subprocess.Popen | None = None) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if (folder / "pids").exists():
             return [int(x) for x in (folder / "pids").read_text().split()]
+        if starter is not None and starter.poll() is not None:
+            raise AssertionError(f"gpa exited ({starter.returncode}) before the harness started: "
+                                 + starter.stderr.read().decode(errors="replace")[-2000:])
         time.sleep(0.05)
     raise AssertionError("the harness did not start")
 
@@ -77,12 +80,13 @@ def test_a_setsid_child_of_a_timed_out_run_is_killed(tmp_path):
 def test_gpa_profile_killed_by_a_signal_leaves_no_harness(tmp_path, sig):
     (tmp_path / "h.py").write_text(HARNESS)
     (tmp_path / "gpa.toml").write_text(f'[harness]\ncommand = ["{sys.executable}", "h.py", "hang"]\ntimeout = 600\n')
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPA_CACHE_DIR=str(tmp_path / "cache"))
+    # GPA_SKIP_GPU_CHECK: past the check for a GPU before the run (a harness that needs none)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), GPA_CACHE_DIR=str(tmp_path / "cache"), GPA_SKIP_GPU_CHECK="1")
     gpa = subprocess.Popen([sys.executable, "-m", "gpa_lsp.cli", "profile", str(tmp_path), "--collector", "cupti",
                             "--out", str(tmp_path / "x.gpabundle")], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+                           stderr=subprocess.PIPE)
     try:
-        pids = _pids(tmp_path, 240)
+        pids = _pids(tmp_path, 240, gpa)
         assert all(alive(p) for p in pids)
         gpa.send_signal(sig)
         gpa.wait(10)
