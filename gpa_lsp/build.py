@@ -111,6 +111,23 @@ def parse_messages(text: str, cwd: str | os.PathLike = ".") -> tuple[CompilerMes
     return tuple(out)
 
 
+# nvcc runs its sub-tools through a shell and puts file names into those lines unquoted: it
+# executes ``$(...)`` and backticks found in a source file's or folder's name (issue 16, seen with
+# plain nvcc and a list argv). Names holding any of these are refused before nvcc sees them.
+SHELL_CHARS = frozenset("$`;|&<>\"'\\\n")
+
+
+def nvcc_safe(path: str, what: str) -> str:
+    """``path`` unchanged, or :class:`BuildError` naming it when nvcc's shell would interpret part of it."""
+    bad = sorted(set(path) & SHELL_CHARS)
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise BuildError(f"{what} {path!r} contains {shown}, which nvcc would hand to a shell; gpa does not "
+                         "pass such a name to nvcc", "rename the file or folder (letters, digits, '-', '_', '.', "
+                         "spaces), or build with [build] command and point [build] output at the program")
+    return path
+
+
 def nvcc_argv(config: Config) -> list[str]:
     """The nvcc command line for ``[build] sources`` (``-lineinfo`` added when missing)."""
     b = config.build
@@ -120,8 +137,8 @@ def nvcc_argv(config: Config) -> list[str]:
     flags = list(b.nvcc_flags)
     if "-lineinfo" not in flags and "--generate-line-info" not in flags and "-G" not in flags:
         flags.append("-lineinfo")
-    return [find_tool("nvcc", b.nvcc), *flags, "-o", output_path(config),
-            *(config.resolve(s) for s in b.sources)]
+    sources = [nvcc_safe(config.resolve(s), "the source") for s in b.sources]
+    return [find_tool("nvcc", b.nvcc), *flags, "-o", nvcc_safe(output_path(config), "the [build] output"), *sources]
 
 
 def output_path(config: Config) -> str:
@@ -207,8 +224,8 @@ def build_cubins(config: Config, outdir: str | os.PathLike, cancel: threading.Ev
         if not src.endswith((".cu", ".ptx")):
             continue
         dst = outdir / (Path(src).stem + ".cubin")
-        argv = [nvcc, "-cubin", f"-arch={arch_of(b.nvcc_flags)}", *cleaned, "-lineinfo", "-o", str(dst),
-                config.resolve(src)]
+        argv = [nvcc, "-cubin", f"-arch={arch_of(b.nvcc_flags)}", *cleaned, "-lineinfo",
+                "-o", nvcc_safe(str(dst), "the cubin output"), nvcc_safe(config.resolve(src), "the source")]
         res = harness.run(argv, cwd=config.root, timeout=900, cancel=cancel, what="nvcc -cubin", check=False,
                           tail_chars=50_000)
         if res.returncode != 0:

@@ -10,7 +10,7 @@ from . import __version__
 from .errors import GpaError
 
 # subcommand module -> each exposes add_parser(subparsers) and run(args) -> int
-_COMMANDS = ("disasm", "profile", "analyze", "advise", "verify", "serve", "doctor", "init")
+_COMMANDS = ("disasm", "profile", "analyze", "advise", "verify", "diff", "report", "serve", "doctor", "init")
 
 
 def build_parser() -> argparse.ArgumentParser:

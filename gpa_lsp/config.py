@@ -51,6 +51,7 @@ Example ``gpa.toml``::
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -61,6 +62,12 @@ from typing import Any, Mapping
 from .errors import ConfigError
 
 COLLECTORS = ("cupti", "ncu", "replay")
+# Ranges of the numeric keys (each also finite): wider than any sensible use, narrow enough that
+# the value is still a duration or count the code can wait for or allocate.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MAX_DEBOUNCE_MS = 60_000
+MAX_LAUNCH_COUNT = 100_000
+MAX_ADVICE = 1000
 
 
 @dataclass(frozen=True)
@@ -171,6 +178,7 @@ def _coerce(section: str, cls: type, data: Mapping[str, Any], text: str, path: s
                               path, _line_of(text, section, key))
         default = getattr(cls(), key)
         try:
+            _no_nul(value)
             values[key] = _convert(key, value, default)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[{section}] {key}: {exc}", "", path, _line_of(text, section, key)) from None
@@ -179,13 +187,22 @@ def _coerce(section: str, cls: type, data: Mapping[str, Any], text: str, path: s
     return obj
 
 
+def _no_nul(value: Any) -> None:
+    """A NUL in a path, flag or command makes every use of it (open, exec) raise ValueError."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else (value,)
+    if any(isinstance(v, str) and "\0" in v for v in items):
+        raise ValueError("must not contain a NUL character")
+
+
 def _convert(key: str, value: Any, default: Any) -> Any:
     if key == "command":
-        if isinstance(value, str):
+        # an empty program (``""``, ``[""]``) would run nothing, or ``sh -c ""``, and "succeed"
+        if isinstance(value, str) and value.strip():
             return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value) and value[0].strip():
             return tuple(value)
-        raise TypeError("must be a non-empty list of strings (or one shell string)")
+        raise TypeError("must be a non-empty list of strings whose first item names the program "
+                        "(or one non-empty shell string)")
     if key == "env":
         if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
             raise TypeError("must be a table of strings")
@@ -197,6 +214,10 @@ def _convert(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, (int, float)) and not isinstance(default, bool):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError("must be a number")
+        if not math.isfinite(value):        # TOML allows inf and nan; no setting means them
+            raise ValueError(f"must be a finite number, not {value}")
+        if isinstance(default, int) and not float(value).is_integer():
+            raise ValueError(f"must be a whole number, not {value}")
         return type(default)(value)
     if isinstance(default, tuple):
         if isinstance(value, str):
@@ -218,16 +239,19 @@ def _validate(section: str, obj: Any, text: str, path: str | None) -> None:
             raise bad("collector", f"'{obj.collector}' is not a collector", "use one of: " + ", ".join(COLLECTORS))
         if not 5 <= obj.sampling_period <= 31:
             raise bad("sampling_period", "must be between 5 and 31 (log2 of cycles)")
-        if obj.launch_count < 1:
-            raise bad("launch_count", "must be at least 1")
+        if not 1 <= obj.launch_count <= MAX_LAUNCH_COUNT:
+            raise bad("launch_count", f"must be between 1 and {MAX_LAUNCH_COUNT}")
         if not 0 <= obj.min_samples <= 10_000_000:
             raise bad("min_samples", "must be between 0 and 10000000")
-    if isinstance(obj, HarnessConfig) and obj.timeout <= 0:
-        raise bad("timeout", "must be positive seconds")
-    if isinstance(obj, AdviceConfig) and not (1.0 <= obj.information <= obj.warning):
-        raise bad("warning", "thresholds must satisfy 1.0 <= information <= warning")
-    if isinstance(obj, ServerConfig) and obj.debounce_ms < 0:
-        raise bad("debounce_ms", "must be >= 0")
+    if isinstance(obj, HarnessConfig) and not 0 < obj.timeout <= MAX_TIMEOUT_S:
+        raise bad("timeout", f"must be positive seconds, at most {MAX_TIMEOUT_S:.0f} (a week)")
+    if isinstance(obj, AdviceConfig):
+        if not (1.0 <= obj.information <= obj.warning):
+            raise bad("warning", "thresholds must satisfy 1.0 <= information <= warning")
+        if not 0 <= obj.max_per_kernel <= MAX_ADVICE:
+            raise bad("max_per_kernel", f"must be between 0 and {MAX_ADVICE}")
+    if isinstance(obj, ServerConfig) and not 0 <= obj.debounce_ms <= MAX_DEBOUNCE_MS:
+        raise bad("debounce_ms", f"must be between 0 and {MAX_DEBOUNCE_MS} (milliseconds)")
     if isinstance(obj, VerifyConfig):
         if not 0 <= obj.top <= 20:
             raise bad("top", "must be between 0 and 20")
@@ -257,6 +281,10 @@ def from_mapping(data: Mapping[str, Any], *, root: str = ".", text: str = "", pa
             smap = value.get("source_map", {}) if isinstance(value, Mapping) else None
             if not isinstance(smap, Mapping):
                 raise ConfigError("[paths] source_map must be a table OLD = NEW", "", path, _line_of(text, "paths", "source_map"))
+            try:
+                _no_nul(list(smap) + list(smap.values()))
+            except ValueError as exc:
+                raise ConfigError(f"[paths] source_map: {exc}", "", path, _line_of(text, "paths", "source_map")) from None
             cfg = replace(cfg, source_map=cfg.source_map + tuple((str(k), str(v)) for k, v in smap.items()))
         elif key in ("trusted", "trust"):
             continue  # trust never comes from here; see gpa_lsp.server.trust
@@ -266,17 +294,40 @@ def from_mapping(data: Mapping[str, Any], *, root: str = ".", text: str = "", pa
     return cfg
 
 
-def load_file(path: str | os.PathLike) -> Config:
-    """Read gpa.toml, or [tool.gpa] of a pyproject.toml. Errors carry the file and line."""
-    p = Path(path)
-    text = p.read_text(encoding="utf-8")
+def read_text(p: Path) -> str:
+    """The file as UTF-8 text (TOML's only encoding; a leading BOM is allowed). Another encoding is a
+    ConfigError on the line of the first byte that is not UTF-8, never a UnicodeDecodeError."""
+    data = p.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(f"{p.name} is UTF-16 text; TOML files must be UTF-8", "save it as UTF-8", str(p), 1)
     try:
-        data = tomllib.loads(text)
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p.name} is not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line} "
+                          "(TOML files must be UTF-8)", "save it as UTF-8 (e.g. a Latin-1 comment)", str(p), line) from None
+
+
+def parse_toml(text: str, p: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ConfigError(f"{p.name} is not valid TOML: {exc}", "fix the syntax", str(p), int(m.group(1)) if m else None) from None
+    except RecursionError:      # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{p.name} nests arrays or tables too deeply", "fix the syntax", str(p)) from None
+
+
+def load_file(path: str | os.PathLike) -> Config:
+    """Read gpa.toml, or [tool.gpa] of a pyproject.toml. Errors carry the file and line."""
+    p = Path(path)
+    text = read_text(p)
+    data = parse_toml(text, p)
     if p.name == "pyproject.toml":
-        data = data.get("tool", {}).get("gpa", {})
+        data = data.get("tool", {})
+        data = data.get("gpa", {}) if isinstance(data, Mapping) else {}
+        if not isinstance(data, Mapping):
+            raise ConfigError("[tool.gpa] must be a table", "", str(p), _line_of(text, "tool", "gpa"))
     return from_mapping(data, root=str(p.parent.resolve()), text=text, path=str(p))
 
 
@@ -288,10 +339,13 @@ def find_config(folder: str | os.PathLike) -> Path | None:
     pp = d / "pyproject.toml"
     if pp.is_file():
         try:
-            if "gpa" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
+            tool = parse_toml(read_text(pp), pp).get("tool", {})
+            if isinstance(tool, Mapping) and "gpa" in tool:
                 return pp
-        except tomllib.TOMLDecodeError:
-            return pp  # let load_file report the syntax error on its line
+        except ConfigError:
+            return pp  # let load_file report the error (syntax, encoding) on its line
+        except OSError:
+            return None
     return None
 
 

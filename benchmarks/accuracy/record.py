@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="parallel nvcc builds")
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting new cases after this many seconds (0: none)")
     ap.add_argument("--build-only", action="store_true", help="build every program, time nothing")
+    ap.add_argument("--originals", action="store_true", help="with --build-only: the originals only")
     args = ap.parse_args(argv)
     if args.runs < 10:
         ap.error("--runs must be at least 10")
@@ -135,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = find_cases(args.cases)
     metas = {c: tomllib.loads((c / "case.toml").read_text()) for c in cases}
     t0 = time.monotonic()
-    jobs = [(c, name, file, extra) for c in cases for name, file, extra in programs(metas[c])]
+    jobs = [(c, name, file, extra) for c in cases for name, file, extra in programs(metas[c])
+            if not (args.build_only and args.originals and name != "original")]
     binaries: dict[tuple[Path, str], Path] = {}
     failures: list[dict] = []
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:

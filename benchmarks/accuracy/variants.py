@@ -8,8 +8,11 @@ the verified figure when ``gpa verify`` stored one in the bundle. Figures, per s
 * top advice helps: the case's first-ranked advice has a variant and that variant achieves >= 1.05x
   (cases whose top advice no variant carries out are not judged);
 * false positives: advice ranked in the top 3 whose variant achieves < 1.02x, over top-3 advice
-  that has a variant;
-* error |estimate - achieved| / achieved over every (advice, variant) pair, and on the top advice.
+  that has a variant; advice counts as ranked when its figure reaches 1.02x (the editor's
+  information threshold: below it the diagnostic is a hint, e.g. "tried: no gain");
+* error |estimate - achieved| / achieved over every (case, advised optimizer) pair, the optimizer's
+  best variant standing for it (a partial change does not make an estimate wrong), and on the top
+  advice.
 
 Both rankings are reported: as estimated (``advise_bundle``) and after verification (the results
 stored in the bundle; ``gpa_lsp.verify.runner.with_stored``).
@@ -24,6 +27,7 @@ from pathlib import Path
 
 HELPS = 1.05
 NO_GAIN = 1.02
+RECOMMENDED = 1.02     # gpa_lsp.config.AdviceConfig.information: below it a diagnostic is a hint
 TARGETS = {"top_helps": 0.90, "false_positives": 0.05, "mean_error": 0.10, "top_error": 0.05}
 
 
@@ -88,17 +92,20 @@ def evaluate(case: Path, timings: dict, advise, advise_verified) -> tuple[list[V
     plain, verified = _kernel(advise(bundle, case), meta["kernel"]), _kernel(advise_verified(bundle, case), meta["kernel"])
     if plain is None:
         return rows, None
-    adv = CaseAdvice(case.name, split, [a.optimizer for a in plain.advice],
-                     [a.optimizer for a in (verified or plain).advice])
+    # what the advisor recommends: advice whose figure reaches the editor's information threshold
+    # (below it a diagnostic is a hint: "tried: no gain", "the compiler already produces this code")
+    adv = CaseAdvice(case.name, split, [a.optimizer for a in plain.advice if a.estimated_speedup >= RECOMMENDED],
+                     [a.optimizer for a in (verified or plain).advice if a.effective_speedup >= RECOMMENDED])
     by_opt = {a.optimizer: a for a in plain.advice}
     vby_opt = {a.optimizer: a for a in (verified or plain).advice}
     for r in rows:
         a = by_opt.get(r.optimizer)
         if a is not None:
-            r.rank, r.estimate = adv.ranked.index(r.optimizer) + 1, a.estimated_speedup
+            r.estimate = a.estimated_speedup
+            r.rank = adv.ranked.index(r.optimizer) + 1 if r.optimizer in adv.ranked else None
         va = vby_opt.get(r.optimizer)
         if va is not None:
-            r.vrank = adv.vranked.index(r.optimizer) + 1
+            r.vrank = adv.vranked.index(r.optimizer) + 1 if r.optimizer in adv.vranked else None
             r.effective = va.effective_speedup
             v = va.verification
             if v is not None:
@@ -132,7 +139,16 @@ def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> 
             if vs:
                 fp_judged += 1
                 fp += max(r.achieved for r in vs) < NO_GAIN
-    errors = [e for r in rows if (e := (r.verified_error if verified else r.error)) is not None]
+    # one pair per (case, advised optimizer): the best of the variants that carry it out (a partial
+    # change, say a smaller block change beside the full fix, does not make the estimate wrong)
+    best: dict[tuple[str, str], VariantRow] = {}
+    for r in rows:
+        if r.achieved is None:
+            continue
+        k = (r.case, r.optimizer)
+        if k not in best or r.achieved > best[k].achieved:
+            best[k] = r
+    errors = [e for r in best.values() if (e := (r.verified_error if verified else r.error)) is not None]
     return {
         "top_judged": top_judged, "top_helps": top_helped / top_judged if top_judged else None,
         "fp_judged": fp_judged, "false_positives": fp / fp_judged if fp_judged else None,

@@ -9,6 +9,9 @@
 //  hoist    a grid-stride loop whose iteration stores out[i] between the loads of consecutive
 //           iterations, unrolled by 4: without restrict each iteration's loads wait behind the
 //           previous iteration's store in program order; with it the compiler batches 4 loads.
+//  hoist_low  the same loop with 4 warps per SM (132 blocks of 128 threads): latency is exposed.
+//  barrier  a loop whose load follows a __syncthreads(): a read-only (.CONSTANT) load may move
+//           above the barrier, a plain one may not (launched with 8 warps per SM).
 //  reload   8 outputs per thread from overlapping windows of in[] and coef[] with stores in
 //           between: without restrict every input is loaded again after each store.
 #include <cuda_runtime.h>
@@ -34,6 +37,18 @@ __global__ void hoist_##SUFFIX(float* out, RP a, RP b, int n) {                 
   int stride = gridDim.x * blockDim.x;                                                                        \
   _Pragma("unroll 4")                                                                                         \
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = a[i] * b[i] + 1.f;       \
+}                                                                                                             \
+__global__ void barrier_##SUFFIX(float* out, RP a, int n, int steps) {                                      \
+  __shared__ float t[256];                                                                                    \
+  int i = blockIdx.x * blockDim.x + threadIdx.x;                                                              \
+  float acc = 0.f;                                                                                            \
+  for (int s = 0; s < steps; ++s) {                                                                           \
+    t[threadIdx.x] = acc;                                                                                     \
+    __syncthreads();                                                                                          \
+    acc += a[(i + s * 4099) & (n - 1)] * t[(threadIdx.x + 1) & 255];                                        \
+    __syncthreads();                                                                                          \
+  }                                                                                                           \
+  out[i] = acc;                                                                                               \
 }                                                                                                             \
 __global__ void reload_##SUFFIX(float* out, RP in, RP coef, int n) {                                         \
   int base = (blockIdx.x * blockDim.x + threadIdx.x) * 8;                                                     \
@@ -89,6 +104,8 @@ int main() {
     {"stream", time_ms([&] { stream_plain<<<G, T>>>(out, a, b, n); }), time_ms([&] { stream_restrict<<<G, T>>>(out, a, b, n); })},
     {"gather", time_ms([&] { gather_plain<<<G, T>>>(out, a, idx, n, len); }), time_ms([&] { gather_restrict<<<G, T>>>(out, a, idx, n, len); })},
     {"hoist", time_ms([&] { hoist_plain<<<132 * 8, T>>>(out, a, b, n); }), time_ms([&] { hoist_restrict<<<132 * 8, T>>>(out, a, b, n); })},
+    {"hoist_low", time_ms([&] { hoist_plain<<<132, 128>>>(out, a, b, n); }), time_ms([&] { hoist_restrict<<<132, 128>>>(out, a, b, n); })},
+    {"barrier", time_ms([&] { barrier_plain<<<132 * 2, T>>>(out, a, n, 256); }), time_ms([&] { barrier_restrict<<<132 * 2, T>>>(out, a, n, 256); })},
     {"reload", time_ms([&] { reload_plain<<<n / 8 / T, T>>>(out, a, b, n); }), time_ms([&] { reload_restrict<<<n / 8 / T, T>>>(out, a, b, n); })},
   };
   CHECK(cudaGetLastError());

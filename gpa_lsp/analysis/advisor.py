@@ -140,7 +140,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
             est = opt.estimate(ctx, m)
             if est < MIN_SPEEDUP:
                 continue
-            cap, unit = opt.throughput_bound(ctx)
+            cap, unit = opt.throughput_bound(ctx, m)
             advice.append(_advice(ctx, opt, m, est, path_map, cap=cap, unit=unit))
     advice = rank(advice)
     file, line = _kernel_line(ctx)
@@ -195,7 +195,7 @@ def limiter(ctx: KernelContext) -> str:
 
 def _loc(ctx: KernelContext, offset: int, path_map) -> Location:
     site = ctx.site(offset)
-    loc = site.instruction.loc if site else None
+    loc = ctx.location(offset) if site else None      # the user's line for toolkit-header code
     fn = site.function.name if site else ctx.entry.name
     if loc is None:
         return Location(file="", line=0, function=fn, offset=offset)
@@ -278,7 +278,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
                                                   round(max(point, min(rng[1], cap)), 4))
     pct = ctx.kernel.throughput.pct(unit) if bounded and ctx.kernel.throughput is not None else None
     if bounded and unit == "mlp":
-        pct = mlp_bound(ctx, opt.mlp_factor)[1]    # the share the loads in flight can reach
+        pct = mlp_bound(ctx, opt.mlp_factor_for(m))[1]    # the share the loads in flight can reach
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
@@ -412,7 +412,6 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
                   root: str | None = None, overrides: dict[str, str] | None = None) -> Report:
     """Read a recorded bundle (or take a Bundle) and analyse it. Sources are found through ``source_map``."""
     from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
-    from gpa_lsp.sass import load_program
 
     if isinstance(bundle_or_path, Bundle):
         bundle, source = bundle_or_path, ""
@@ -421,8 +420,7 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
         bundle = read_bundle(bundle_or_path)
     smap = tuple(source_map) + (tuple(config.source_map) if config is not None else ())
     root = root or (config.root if config is not None else None)
-    programs = {sha: load_program(data) for sha, data in bundle.cubins.items()
-                if any(k.cubin == sha for k in bundle.profile.kernels)}
+    programs, problems = _programs(bundle)
     cache: dict[str, str] = {}
 
     def path_map(p: str) -> str:
@@ -431,4 +429,30 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
         return cache[p]
 
     reader = make_reader(overrides=overrides, mapper=path_map)
-    return analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
+    report = analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
+    return replace(report, problems=problems) if problems else report
+
+
+def _programs(bundle) -> tuple[dict[str, Program], tuple[str, ...]]:
+    """The Program of every profiled cubin. A cubin that cannot be read (a damaged one that nvdisasm
+    rejects, or spins on until its timeout) is skipped with a note, so the other kernels are still
+    analysed; when none can be read, the first error is raised."""
+    from gpa_lsp.errors import CubinError
+    from gpa_lsp.sass import load_program
+
+    programs: dict[str, Program] = {}
+    problems: list[str] = []
+    first: CubinError | None = None
+    for sha, data in bundle.cubins.items():
+        names = [k.demangled or k.name for k in bundle.profile.kernels if k.cubin == sha]
+        if not names:
+            continue
+        try:
+            programs[sha] = load_program(data)
+        except CubinError as exc:
+            first = first or exc
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            problems.append(f"kernel {shown} not analysed (cubin {sha[:12]}): {exc.message}")
+    if first is not None and not programs:
+        raise first
+    return programs, tuple(problems)

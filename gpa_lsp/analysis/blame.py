@@ -160,16 +160,34 @@ class _Prepared:
     bar_defs: tuple[tuple[tuple[str, bool], ...], ...]
     guards: tuple
     stall: tuple[int, ...]                     # control-code stall cycles (>= 1)
+    # per def: the distance and the cycles from which it can no longer stall a use (``def_limits``);
+    # None: keep every reaching def (callers that want them all, e.g. deletion.py)
+    horizon: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+
+def def_limits(ins: Instruction, sm: int) -> tuple[str | None, int, int]:
+    """(write-barrier name or None, lower latency bound for pruning, upper bound) of a def.
+
+    A def with a scoreboard stalls a use only while fewer than ``upper`` cycles separate them; one
+    without stalls it only while fewer than ``lower`` instructions do (``blame_function``'s pruning).
+    """
+    c = ins.control
+    wb = c.write_barrier if c is not None else None
+    lo, hi, fixed = defuse.latency(ins, sm)
+    bname = defuse.barrier_name(wb) if wb is not None and wb < 6 else None
+    if bname is None and c is not None and not fixed:
+        lo = min(lo, FIXED_CAP)   # no scoreboard: fixed latency in hardware
+    return bname, lo, hi
 
 
 _WAITS: dict[int, tuple[str, ...]] = {}
 _BAR_DEFS: dict[tuple, tuple[tuple[str, bool], ...]] = {}
 
 
-def _prepare(function: Function) -> _Prepared:
+def _prepare(function: Function, sm: int | None = None) -> _Prepared:
     """Per-instruction resources, read once. The scoreboard tuples depend only on the control
     code's fields, so they are shared through small tables (a kernel has 10^4 instructions and a
-    few dozen distinct control codes)."""
+    few dozen distinct control codes). With ``sm``, also each def's horizon (see ``_transfer``)."""
     uses, waits, defs, bdefs, guards, stall = [], [], [], [], [], []
     zero = defuse.ZERO_REGISTERS
     for ins in function.instructions:
@@ -192,7 +210,16 @@ def _prepare(function: Function) -> _Prepared:
             bd = _BAR_DEFS[key] = defuse.barrier_defs(ins)
         bdefs.append(bd)
         stall.append(max(1, c.stall))
-    return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall))
+    horizon = None
+    if sm is not None:
+        inf = float("inf")
+        dist, cyc = [], []
+        for ins in function.instructions:
+            bname, lo, hi = def_limits(ins, sm)
+            dist.append(inf if bname is not None else lo)
+            cyc.append(hi if bname is not None else inf)
+        horizon = (tuple(dist), tuple(cyc))
+    return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall), horizon)
 
 
 def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | None, wanted) -> dict:
@@ -202,6 +229,8 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
     cyc = 0
     guards, uses, waits, defs, bar_defs, stall = prep.guards, prep.uses, prep.waits, prep.defs, prep.bar_defs, prep.stall
     get = cur.get
+    horizon = prep.horizon
+    dist_lim, cyc_lim = horizon if horizon is not None else ((), ())
     for p, i in enumerate(range(blk.first, blk.last)):
         g = guards[i]
         u = uses[i]
@@ -212,11 +241,15 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
                 for e in get(r, ()):
                     if e[4]:
                         continue  # an earlier unguarded reader absorbed the stall
+                    if horizon is not None and not e[5] and (e[2] + p >= dist_lim[e[0]] or e[3] + cyc >= cyc_lim[e[0]]):
+                        continue  # past its horizon: as if pruned at the last block's exit (below)
                     _note(deps, e, p, cyc, r)
                     if e[1] is None or (g is not None and e[1] == g):
                         break
             for r in w:
                 for e in get(r, ()):
+                    if horizon is not None and not e[5] and e[3] + cyc >= cyc_lim[e[0]]:
+                        continue
                     _note(deps, e, p, cyc, r)
             record[i] = deps
         # uses: first reader marks; waits drain the scoreboard
@@ -242,7 +275,22 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
             cur[r] = get(r, ()) + ((i, None, -p, -cyc, False, is_read),)
         cyc += stall[i]
     n = blk.last - blk.first
-    return {r: tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es) for r, es in cur.items()}
+    if prep.horizon is None:
+        return {r: tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es) for r, es in cur.items()}
+    # Prune defs past their horizon: distances and cycles only grow along a path, so a def that is
+    # already too far to stall any use here stays too far at every later use, and blame_function
+    # would drop it there. Dropping it now keeps each state to the defs that can still stall:
+    # without it, N loops in sequence that may each run zero times leave N defs of a register
+    # alive after the last one (quadratic time and memory). Read-barrier entries have no horizon
+    # (a write-after-read stall does not fade); a wait drains them.
+    dist_lim, cyc_lim = prep.horizon
+    out = {}
+    for r, es in cur.items():
+        kept = tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es
+                     if e[5] or (e[2] + n < dist_lim[e[0]] and e[3] + cyc < cyc_lim[e[0]]))
+        if kept:
+            out[r] = kept
+    return out
 
 
 def _note(deps: dict, e: _Entry, p: int, cyc: int, r: str) -> None:
@@ -422,7 +470,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
             sampled[k] = p
             issued_at[k] = total - sum(n for _, n in p.not_issued)
     result = FunctionBlame(function, flow, {offsets[k]: p for k, p in sampled.items()})
-    prep = _prepare(function)
+    prep = _prepare(function, sm)
     reach = reaching_defs(function, flow, wanted=set(sampled), prep=prep)
     waits_of = prep.waits
     # per def index: (write-barrier name or None, lower latency bound for pruning, upper bound)
@@ -442,14 +490,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
             k = d.def_
             info = def_info.get(k)
             if info is None:
-                definer = ins[k]
-                c = definer.control
-                wb = c.write_barrier if c is not None else None
-                lo, hi, fixed = defuse.latency(definer, sm)
-                bname = defuse.barrier_name(wb) if wb is not None and wb < 6 else None
-                if bname is None and c is not None and not fixed:
-                    lo = min(lo, FIXED_CAP)   # no scoreboard: fixed latency in hardware
-                info = def_info[k] = (bname, lo, hi)
+                info = def_info[k] = def_limits(ins[k], sm)
             bname = info[0]
             if bname is not None:
                 if bname not in waits or d.cycles >= info[2]:

@@ -15,7 +15,7 @@ from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Instruction, Program
 
 from .blame import BlameEdge, FunctionBlame
-from .flow import LoopScope, innermost_loop, loop_scopes
+from .flow import LoopScope, innermost_loops, loop_scopes
 from .occupancy import Occupancy
 from .sources import LineReader
 
@@ -24,6 +24,14 @@ class Site(NamedTuple):
     function: Function
     index: int
     instruction: Instruction     # function.instructions[index], stored: optimizers read it per edge
+
+
+def is_toolkit_header(path: str | None) -> bool:
+    """A header of the CUDA toolkit or the system (not a file the user can edit)."""
+    if not path:
+        return False
+    p = path.replace("\\", "/")
+    return ("/cuda" in p and "/include/" in p) or p.startswith(("/usr/include/", "/usr/lib/gcc/"))
 
 
 @dataclass
@@ -39,6 +47,7 @@ class KernelContext:
     sm: int = 90
     _sites: dict[int, Site] = field(default_factory=dict)
     _loop_cache: dict[int, LoopScope | None] = field(default_factory=dict)
+    _innermost_by_fn: dict[str, dict[int, LoopScope]] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)       # per-kernel caches optimizers may share
 
     def __post_init__(self) -> None:
@@ -150,8 +159,14 @@ class KernelContext:
         if offset in cache:
             return cache[offset]
         s = self.site(offset)
-        got = None if s is None else innermost_loop(self.loops.get(s.function.name, ()), s.index)
+        got = None if s is None else self._innermost(s.function.name).get(s.index)
         cache[offset] = got
+        return got
+
+    def _innermost(self, function: str) -> dict[int, LoopScope]:
+        got = self._innermost_by_fn.get(function)
+        if got is None:
+            got = self._innermost_by_fn[function] = innermost_loops(self.loops.get(function, ()))
         return got
 
     def loop_by_header(self, function: str, header: int) -> LoopScope | None:
@@ -186,4 +201,16 @@ class KernelContext:
 
     @cached_property
     def _locations(self) -> dict:
-        return {o: s.instruction.loc for o, s in self._sites.items() if s.instruction.loc is not None}
+        """Offset -> the source location advice is placed at: the instruction's own line, or, for
+        code inlined from the CUDA toolkit's headers (``atomicAdd`` in device_atomic_functions.hpp),
+        the innermost call site in the user's code: that is the line the user can change."""
+        out = {}
+        for o, s in self._sites.items():
+            ins = s.instruction
+            if ins.loc is None:
+                continue
+            loc = ins.loc
+            if is_toolkit_header(loc.file):
+                loc = next((c for c in ins.inline if c is not None and not is_toolkit_header(c.file)), loc)
+            out[o] = loc
+        return out

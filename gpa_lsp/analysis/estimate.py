@@ -191,8 +191,11 @@ def block_increase(active_warps: float, issued_ratio: float, shares: Mapping[str
     else:
         k_new = 1.0
     k_new = min(k_new, k)
-    now = k / issue_probability(q, k)
-    new = k_new / issue_probability(q, k_new)
+    p_now, p_new = issue_probability(q, k), issue_probability(q, k_new)
+    if p_now <= 0 or p_new <= 0:
+        return 1.0      # an issue rate below float resolution (q rounds to 0): nothing to estimate from
+    now = k / p_now
+    new = k_new / p_new
     if new <= 0:
         return 1.0
     s = now / new

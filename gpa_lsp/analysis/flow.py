@@ -101,6 +101,18 @@ def loop_scopes(function: Function, flow: Flow | None = None) -> tuple[LoopScope
                  for lp in fn.loops)
 
 
+def innermost_loops(scopes: tuple[LoopScope, ...]) -> dict[int, LoopScope]:
+    """instruction index -> its innermost loop, for every index in a loop: what ``innermost_loop``
+    answers, for all indices in one pass (asking it per instruction costs loops x instructions)."""
+    out: dict[int, LoopScope] = {}
+    for s in sorted(scopes, key=lambda s: s.depth):       # stable: the first of equal depths wins,
+        for i in s.instructions:                          # as in innermost_loop
+            best = out.get(i)
+            if best is None or s.depth > best.depth:
+                out[i] = s
+    return out
+
+
 def innermost_loop(scopes: tuple[LoopScope, ...], index: int) -> LoopScope | None:
     best: LoopScope | None = None
     for s in scopes:

@@ -53,8 +53,9 @@ class Fix:
 
     kinds and their params:
       float_literal: {"columns": [[start, end], ...]}  0-based columns of double literals on ``line``
-      unroll:        {"factor": 2}                      pragma before the loop whose header is at ``line``
-      restrict:      {"function": name, "parameter": name}
+      unroll:        {"factor": 2, "less": bool}        pragma before the loop whose header is at ``line``;
+                                                        ``less``: meant to unroll less (Loop No-Unroll)
+      restrict:      {"function": name, "parameter": first, "parameters": [names]}
       inline / noinline: {"function": name}
       fast_math:     {"flag": "--use_fast_math"}       build configuration, no source line
       block_size:    {"size": 256, "current": 16}       launch site at ``line``
@@ -175,6 +176,7 @@ class Report:
     kernels: tuple[KernelReport, ...]
     total_samples: int = 0
     source: str = ""             # bundle path
+    problems: tuple[str, ...] = ()   # what was skipped and why (a cubin nvdisasm could not read)
 
 
 def _jsonable(obj: Any) -> Any:

@@ -50,4 +50,4 @@ def run(args) -> int:
     if args.verify:
         from .verify import verify_and_emit
         return verify_and_emit(cfg, bundle, report, args)
-    return emit(report, args)
+    return emit(report, args, config_file=cfg.path or Path(args.dir) / "gpa.toml")

@@ -13,7 +13,8 @@ from .analyze import add_report_arguments, emit, parse_source_map
 
 
 def add_verify_arguments(p) -> None:
-    p.add_argument("--top", type=int, metavar="N", help="fixes to try (default: [verify] top, 3)")
+    if "--top" not in p._option_string_actions:    # `gpa advise`: the report's --top (advice shown) is the same N
+        p.add_argument("--top", type=int, metavar="N", help="fixes to try (default: [verify] top, 3)")
     p.add_argument("--pairs", type=int, metavar="N", help="interleaved timing rounds (default: [verify] pairs, 5)")
     p.add_argument("--static-only", action="store_true", help="compile and compare only; do not time on the GPU")
     p.add_argument("--no-store", action="store_true", help="do not keep the results in the bundle")

@@ -26,11 +26,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .. import __version__
 from ..errors import BundleError
-from .model import Device, Kernel, Launch, PCStats, Profile
-from .throughput import Throughput
+from . import validate
+from .model import Device, Launch, PCStats, Profile
+from .validate import SCHEMA, SCHEMA_VERSION
 
-SCHEMA = "gpa-bundle"
-SCHEMA_VERSION = 1
 SUFFIX = ".gpabundle"
 _MANIFEST = "manifest.json"
 _PROFILE = "profile.json"
@@ -96,32 +95,9 @@ def profile_to_json(p: Profile) -> dict:
     }
 
 
-def _pairs(d: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted((str(k), int(v)) for k, v in d.items()))
-
-
 def profile_from_json(d: Mapping[str, Any]) -> Profile:
-    dev = d["device"]
-    device = Device(**{k: dev[k] for k in Device.__dataclass_fields__ if k in dev})
-    kernels = tuple(
-        Kernel(name=k["name"], demangled=k.get("demangled", k["name"]), cubin=k["cubin"],
-               cubin_crc=k.get("cubin_crc"),
-               launches=tuple(Launch(grid=tuple(l["grid"]), block=tuple(l["block"]),
-                                     dynamic_shared=l.get("dynamic_shared", 0), registers=l.get("registers", 0),
-                                     static_shared=l.get("static_shared", 0), duration_ns=l.get("duration_ns"))
-                              for l in k.get("launches", ())),
-               throughput=Throughput.from_json(k["throughput"]) if k.get("throughput") else None)
-        for k in d["kernels"])
-    pcs = tuple(
-        PCStats(cubin=s["cubin"], function=s["function"], offset=int(s["offset"]),
-                stalls=_pairs(s.get("stalls", {})), not_issued=_pairs(s.get("not_issued", {})),
-                executed=s.get("executed"), thread_executed=s.get("thread_executed"),
-                sectors=s.get("sectors"), ideal_sectors=s.get("ideal_sectors"),
-                bank_conflicts=s.get("bank_conflicts"), divergent_branches=s.get("divergent_branches"))
-        for s in d["pcs"])
-    return Profile(collector=d["collector"], device=device, kernels=kernels, pcs=pcs,
-                   sampling_period=d.get("sampling_period"), dropped_samples=int(d.get("dropped_samples", 0)),
-                   total_samples=int(d.get("total_samples", 0)))
+    """profile.json -> Profile; every field checked (BundleError naming the field: see validate.py)."""
+    return validate.profile(d)
 
 
 # ---------------------------------------------------------------- manifest
@@ -234,48 +210,46 @@ def write_bundle(path: str | os.PathLike, bundle: Bundle) -> Path:
 
 
 def read_bundle(path: str | os.PathLike) -> Bundle:
-    """Read a bundle; any problem is a :class:`BundleError` that names the file and what to do."""
+    """Read a bundle; any problem is a :class:`BundleError` that names the file, the entry and the field
+    and says what to do. Sizes are checked before an entry is inflated (validate.py)."""
     p = Path(path)
     hint = "record it again with `gpa profile`"
     if not p.is_file():
         raise BundleError(f"profile bundle {p} does not exist", "run `gpa profile` or fix [profile] bundle in gpa.toml")
     try:
         with zipfile.ZipFile(p) as z:
+            validate.check_archive(z)
             names = set(z.namelist())
             if _MANIFEST not in names:
-                raise BundleError(f"{p.name} is a zip but not a gpa bundle (no {_MANIFEST})", hint)
-            manifest = json.loads(z.read(_MANIFEST))
-            if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
-                raise BundleError(f"{p.name} is not a gpa bundle (schema {manifest.get('schema')!r})", hint)
-            version = manifest.get("schema_version")
-            if version != SCHEMA_VERSION:
-                newer = isinstance(version, int) and version > SCHEMA_VERSION
-                raise BundleError(
-                    f"{p.name} has bundle schema version {version}, this gpa-lsp reads version {SCHEMA_VERSION}",
-                    "upgrade gpa-lsp" if newer else hint)
+                raise BundleError(f"is a zip but not a gpa bundle (no {_MANIFEST})")
+            budget = [validate.MAX_TOTAL_BYTES]
+
+            def load(name: str, cap: int) -> bytes:
+                return validate.read(z, validate.entry(z, name, cap), budget)
+
+            manifest = validate.manifest(validate.load_json(load(_MANIFEST, validate.MAX_MANIFEST_BYTES), _MANIFEST))
             if _PROFILE not in names:
-                raise BundleError(f"{p.name} has no {_PROFILE}", hint)
-            profile = profile_from_json(json.loads(z.read(_PROFILE)))
+                raise BundleError(f"has no {_PROFILE}")
+            profile = validate.profile(validate.load_json(load(_PROFILE, validate.MAX_PROFILE_BYTES), _PROFILE))
             cubins: dict[str, bytes] = {}
-            for name in names:
+            for name in sorted(names):
                 if name.startswith(_CUBINS) and name.endswith(".cubin"):
-                    data = z.read(name)
+                    data = load(name, validate.MAX_CUBIN_BYTES)
                     key = name[len(_CUBINS):-len(".cubin")]
                     if sha256(data) != key:
-                        raise BundleError(f"{p.name}: cubin {key[:12]} does not match its sha256 (corrupt)", hint)
+                        raise BundleError(f"cubin {key[:12]} does not match its sha256 (corrupt)")
                     cubins[key] = data
-    except BundleError:
-        raise
+    except BundleError as exc:
+        # validate.py says what is wrong where; the file and what to do are added here
+        sep = (" " if exc.message.startswith(("is ", "has ", "unpacks ")) else
+               ": " if exc.message.startswith("entry ") else " is corrupt: ")
+        raise BundleError(f"{p.name}{sep}{exc.message}", exc.hint or hint) from None
     except zipfile.BadZipFile as exc:
         raise BundleError(f"{p.name} is not a gpa bundle (not a zip file, or truncated: {exc})", hint) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BundleError(f"{p.name} is corrupt: unreadable JSON ({exc})", hint) from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BundleError(f"{p.name} is corrupt: a field is missing or wrong ({exc})", hint) from None
-    except (zlib.error, EOFError, OSError) as exc:
+    except (zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        # RuntimeError / NotImplementedError: what zipfile raises for an entry it cannot inflate
         raise BundleError(f"{p.name} is corrupt: {exc}", hint) from None
     missing = sorted({k.cubin for k in profile.kernels} - set(cubins))
     if missing:
         raise BundleError(f"{p.name} lacks the cubin of {len(missing)} kernel(s)", hint)
     return Bundle(profile=profile, cubins=cubins, manifest=manifest)
-

@@ -63,7 +63,7 @@ def functions(data: bytes) -> dict[str, int]:
                 end = data.index(b"\0", str_off + st_name)
                 out[data[str_off + st_name:end].decode("utf-8", "replace")] = st_size
         return out
-    except (struct.error, ValueError, IndexError):
+    except (struct.error, ValueError, IndexError, OverflowError):   # a damaged header: offsets past any size
         return {}
 
 

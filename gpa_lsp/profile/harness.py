@@ -2,13 +2,16 @@
 
 The harness runs in its own process group (``start_new_session``) so that a
 timeout or a cancel kills everything it started (a shell, ``ncu`` and the
-program under it), not only the first process. Output is drained by two
+program under it), not only the first process; on Linux under a runner
+(gpa_lsp/procs.py) that also reaches what left the group (``setsid``) and
+kills it when the harness ends or gpa dies. Output is drained by two
 threads into bounded buffers, so a chatty harness can neither block on a full
 pipe nor eat memory. Standard library only: this runs on the GPU machine.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from .. import procs
 from ..errors import HarnessError, ProfilingError
 
 TAIL_CHARS = 8000
@@ -103,6 +107,46 @@ def _kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
+def _start(argv: list[str], cwd, env: dict[str, str], what: str) -> subprocess.Popen:
+    """Start ``argv`` in a new session; on Linux under the runner (``procs.runner_argv``), which keeps
+    every process it starts, ``setsid`` ones included, within reach and kills them with the run.
+    The runner says on a pipe whether ``argv`` started, so a missing program is the same clear
+    error with or without it."""
+    errno_ = 0
+    if not procs.runner_available():
+        try:
+            return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            errno_ = exc.errno or 1
+    else:
+        r, w = os.pipe()
+        try:
+            proc = subprocess.Popen(procs.runner_argv(argv, w), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                    pass_fds=(w,))
+        except BaseException:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)
+        with os.fdopen(r, "rb") as status:
+            word = status.read().strip()        # "0" once started; the errno; b"" if the runner died
+        errno_ = int(word) if word.isdigit() else 0
+        if not errno_:
+            return proc
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            stream.close()
+    if errno_ == errno.ENOENT:
+        raise HarnessError(f"the {what} program {argv[0]!r} was not found",
+                           "build first (gpa profile builds), or fix [harness] command in gpa.toml")
+    if errno_ in (errno.EACCES, errno.EPERM):
+        raise HarnessError(f"the {what} program {argv[0]!r} is not executable", "chmod +x it, or fix [harness] command")
+    raise HarnessError(f"the {what} program {argv[0]!r} could not be started: {os.strerror(errno_)}",
+                       "fix [harness] command in gpa.toml")
+
+
 def run(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
         env: Mapping[str, str] | None = None, timeout: float = 300.0,
         cancel: threading.Event | None = None, wrapper: Sequence[str] = (),
@@ -121,14 +165,7 @@ def run(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
     if cwd is not None and not Path(cwd).is_dir():
         raise HarnessError(f"the {what} folder {cwd} does not exist", "fix [harness] cwd in gpa.toml")
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except FileNotFoundError:
-        raise HarnessError(f"the {what} program {argv[0]!r} was not found",
-                           "build first (gpa profile builds), or fix [harness] command in gpa.toml") from None
-    except PermissionError:
-        raise HarnessError(f"the {what} program {argv[0]!r} is not executable", "chmod +x it, or fix [harness] command") from None
+    proc = _start(argv, cwd, full_env, what)
     out = _Tail(proc.stdout, tail_chars, echo)
     err = _Tail(proc.stderr, tail_chars, echo)
     reason = None

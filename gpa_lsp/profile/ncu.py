@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .. import procs
 from ..errors import ProfilingError
 from . import cubins as elf
 from .demangle import base_name, demangle_all
@@ -270,7 +271,11 @@ def export(ncu: str, report: str | Path, page: str, *, timeout: float = 600,
         argv += ["--print-source", "sass"]
     if page == "raw":
         argv += ["--print-units", "base"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = procs.run_tool(argv, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ProfilingError(f"ncu did not export the {page} page of {Path(report).name} within {timeout:.0f} s "
+                             "and was stopped", "export it by hand with `ncu --import`, or profile fewer launches") from None
     if proc.returncode != 0:
         raise ProfilingError(f"ncu could not export the {page} page of {Path(report).name}: "
                              f"{(proc.stderr or proc.stdout).strip()[-500:]}", "check the ncu version (2023.1 or newer)")

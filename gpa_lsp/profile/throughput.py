@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
@@ -102,9 +103,11 @@ def argv(kernels: Sequence[str], launch_count: int = 1) -> list[str]:
 
 def _number(value: str, unit: str) -> float | None:
     try:
-        return float(value.replace(",", "")) * _SCALE.get(unit, 1)
+        x = float(value.replace(",", "")) * _SCALE.get(unit, 1)
     except ValueError:
         return None
+    # "nan"/"inf" parse as floats; a bundle holds finite numbers only (validate.py refuses the rest)
+    return x if math.isfinite(x) else None
 
 
 def parse_raw_csv(text: str, wanted: Collection[str] | None = METRICS) -> list[tuple[str, dict[str, float]]]:

@@ -21,11 +21,13 @@ the instructions that follow (as with ``-g``).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import procs
 from ..errors import CubinError
 from ..toolchain import find_tool, tool_env
 from .model import SourceLoc
@@ -52,13 +54,22 @@ class RawSection:
     labels: dict[str, int] = field(default_factory=dict)   # .L_x_N and symbols -> offset
 
 
-def run_nvdisasm(path: str | Path, *, inline: bool = True, timeout: float = 600) -> str:
-    """``nvdisasm -c -gi`` (or ``-g``) on a cubin file; CubinError when nvdisasm rejects it."""
-    argv = [find_tool("nvdisasm"), "-c", "-gi" if inline else "-g", str(path)]
+def run_nvdisasm(path: str | Path, *, inline: bool = True, timeout: float | None = None) -> str:
+    """``nvdisasm -c -gi`` (or ``-g``) on a cubin file; CubinError when nvdisasm rejects it or does not
+    finish within ``timeout`` (default: sized to the file, ``procs.tool_timeout``)."""
+    path = procs.safe_path(path)
+    if timeout is None:
+        try:
+            timeout = procs.tool_timeout(os.path.getsize(path))
+        except OSError:
+            timeout = procs.tool_timeout(0)
+    argv = [find_tool("nvdisasm"), "-c", "-gi" if inline else "-g", path]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=tool_env())
-    except subprocess.TimeoutExpired as exc:
-        raise CubinError(f"nvdisasm timed out after {timeout:.0f}s on {path}", "try a smaller cubin") from exc
+        proc = procs.run_tool(argv, timeout=timeout, env=tool_env())
+    except subprocess.TimeoutExpired:
+        # a damaged cubin can make nvdisasm loop forever (issue 16); it was killed
+        raise CubinError(f"nvdisasm did not finish disassembling {path} within {timeout:.0f} s and was stopped",
+                         "the cubin is probably damaged: rebuild it, or record the bundle again") from None
     if proc.returncode != 0:
         raise CubinError(f"nvdisasm could not disassemble {path}: {(proc.stderr or proc.stdout).strip()[:500]}",
                          "check that the file is a complete cubin for sm_75 or newer")

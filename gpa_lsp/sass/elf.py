@@ -24,6 +24,7 @@ EM_CUDA = 190
 STT_FUNC = 2
 STO_CUDA_ENTRY = 0x10
 SHT_NOBITS = 8
+SHF_COMPRESSED = 0x800
 _ELF_MAGIC = b"\x7fELF"
 
 
@@ -67,11 +68,15 @@ def _check_layout(data: bytes, what: str) -> None:
                          f"the file has {len(data)}", "rebuild the cubin; the file was cut short")
     for k in range(e_shnum):
         base = e_shoff + k * e_shentsize
-        sh_type = struct.unpack_from("<I", data, base + 4)[0]
+        sh_type, sh_flags = struct.unpack_from("<IQ", data, base + 4)
         sh_offset, sh_size = struct.unpack_from("<QQ", data, base + 24)
         if sh_type != SHT_NOBITS and sh_offset + sh_size > len(data):
             raise CubinError(f"{what} is truncated: section {k} ends at byte {sh_offset + sh_size}, "
                              f"the file has {len(data)}", "rebuild the cubin; the file was cut short")
+        if sh_type != SHT_NOBITS and sh_flags & SHF_COMPRESSED:
+            # ptxas never compresses a section; inflating one would trust a size from the file (issue 16)
+            raise CubinError(f"{what} is damaged: section {k} is marked compressed, which no cubin is",
+                             "rebuild the cubin")
 
 
 def is_cubin(data: bytes) -> bool:
@@ -79,15 +84,23 @@ def is_cubin(data: bytes) -> bool:
 
 
 def read_cubin(data: bytes, what: str = "input") -> CubinImage:
-    _check_layout(data, what)
+    """The functions, code and attributes of a cubin; :class:`CubinError` for anything unreadable.
+
+    The cubin may come from a bundle recorded elsewhere, so any damage pyelftools or the
+    ``.nv.info`` parser trips over (a flipped byte in a section header) is that clean error."""
     from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
+    _check_layout(data, what)
     try:
-        elf = ELFFile(io.BytesIO(data))
-        sections = list(elf.iter_sections())
-        sm = sm_from_flags(elf["e_flags"])
-    except (ELFError, struct.error, ValueError) as exc:
-        raise CubinError(f"{what} is not a readable cubin: {exc}", "rebuild the cubin") from exc
+        return _read_cubin(data, what)
+    except (ELFError, struct.error, ValueError, IndexError, KeyError, OverflowError, UnicodeError) as exc:
+        raise CubinError(f"{what} is not a readable cubin: {exc}", "rebuild the cubin") from None
+
+
+def _read_cubin(data: bytes, what: str) -> CubinImage:
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(data))
+    sections = list(elf.iter_sections())
+    sm = sm_from_flags(elf["e_flags"])
 
     by_index = {i: s for i, s in enumerate(sections)}
     symtab = next((s for s in sections if s["sh_type"] == "SHT_SYMTAB"), None)

@@ -15,6 +15,7 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
+from .. import procs
 from ..errors import CubinError
 from ..toolchain import find_tool, tool_env
 from . import cfg, control, disasm, elf, operands
@@ -79,12 +80,13 @@ def load_programs(path) -> list[Program]:
     if elf.is_cubin(data):
         return [_load_bytes(data, p, p)]
     with tempfile.TemporaryDirectory(prefix="gpa-xelf-") as tmp:
-        argv = [find_tool("cuobjdump"), "-xelf", "all", str(Path(p).resolve())]
+        argv = [find_tool("cuobjdump"), "-xelf", "all", procs.safe_path(Path(p).resolve())]
+        timeout = procs.tool_timeout(len(data))
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, env=tool_env(), timeout=600)
-        except subprocess.TimeoutExpired as exc:
-            raise CubinError(f"cuobjdump timed out after 600s extracting the cubins of {p}",
-                             "extract them with `cuobjdump -xelf all` and pass a .cubin") from exc
+            proc = procs.run_tool(argv, timeout=timeout, cwd=tmp, env=tool_env())
+        except subprocess.TimeoutExpired:
+            raise CubinError(f"cuobjdump did not finish extracting the cubins of {p} within {timeout:.0f} s "
+                             "and was stopped", "extract them with `cuobjdump -xelf all` and pass a .cubin") from None
         cubins = sorted(Path(tmp).glob("*.cubin"))
         if proc.returncode != 0 and not cubins:
             msg = (proc.stderr or proc.stdout).strip()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import time
 import types as pytypes
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..analysis import model as amodel
 
+log = logging.getLogger("gpa_lsp.server")
 SCHEMA = 1
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinc")
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", "build", ".gpa", "out"}
@@ -71,14 +73,38 @@ def result_key(hashes: dict[str, str], config: Any) -> str:
 
 # ---- Report <-> JSON -------------------------------------------------------
 
+_PRIMITIVES = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
+
+
 def _decode(tp: Any, value: Any) -> Any:
-    if value is None:
-        return None
+    """``value`` (JSON) as a ``tp``; TypeError when it is not one. A cache file is checked like any
+    input: a hand-edited or half-written one must not reach the presenters as a string where a
+    number belongs."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, pytypes.UnionType):
+        if value is None and type(None) in typing.get_args(tp):
+            return None
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return _decode(args[0], value) if len(args) == 1 else value
+    if tp is Any:
+        return value
+    if value is None:
+        raise TypeError(f"expected {getattr(tp, '__name__', tp)}, got null")
+    if tp in _PRIMITIVES:
+        if not isinstance(value, _PRIMITIVES[tp]) or (tp is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__}")
+        if tp is str and "\0" in value:       # a NUL in a path makes every use of it raise
+            raise TypeError("a string with a NUL")
+        if tp in (int, float) and not value >= 0:   # no count, line, share or estimate is negative (or NaN)
+            raise TypeError(f"expected a non-negative number, got {value}")
+        return value
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object, got {type(value).__name__}")
+        return value
     if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
         hints = typing.get_type_hints(tp)
         kwargs = {}
         for f in dataclasses.fields(tp):
@@ -87,9 +113,13 @@ def _decode(tp: Any, value: Any) -> Any:
                 kwargs[f.name] = _decode(hints[f.name], value[key])
         return tp(**kwargs)
     if origin is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode(args[0], v) for v in value)
+        if len(args) != len(value):
+            raise TypeError(f"expected {len(args)} items, got {len(value)}")
         return tuple(_decode(a, v) for a, v in zip(args, value))
     return value
 
@@ -101,21 +131,59 @@ def report_from_json(data: dict[str, Any]) -> amodel.Report:
 # ---- the store ----------------------------------------------------------------
 
 class ResultCache:
+    """A folder's results on disk. The cache only saves time: failing to read or write it (a missing,
+    unwritable or corrupt cache folder) is a logged warning, and the result is still published."""
+
     def __init__(self, root: str | Path, home: Path | None = None) -> None:
         self.root = str(Path(root).resolve())
         self.dir = (home or cache_home()) / hashlib.sha256(self.root.encode()).hexdigest()[:16]
+        self._warned: set[str] = set()
+
+    def _warn(self, what: str, exc: BaseException) -> None:
+        if what not in self._warned:          # once per kind of failure, not on every save
+            self._warned.add(what)
+            log.warning("gpa-lsp cache %s: cannot %s (%s); results are not kept across restarts",
+                        self.dir, what, exc)
 
     def _write(self, name: str, payload: Any) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.dir / f".{name}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
-        os.replace(tmp, self.dir / name)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(payload), encoding="utf-8")
+            os.replace(tmp, self.dir / name)
+        except OSError as exc:
+            self._warn("write", exc)
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
     def _read(self, name: str) -> Any:
+        path = self.dir / name
         try:
-            return json.loads((self.dir / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):     # nothing stored (yet, or ever: see _write)
             return None
+        except (OSError, ValueError) as exc:       # ValueError: not UTF-8
+            self._warn(f"read {name}", exc)
+            return None
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands deep
+            self._warn(f"read {name}", exc)
+            return None
+
+    def bundle_dir(self) -> Path:
+        """Where a run writes the bundle it records: the cache, or a temporary folder when the cache
+        cannot be written."""
+        d = self.dir / "bundles"
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            return d
+        except OSError as exc:
+            self._warn("keep recorded bundles", exc)
+            import tempfile
+            return Path(tempfile.mkdtemp(prefix="gpa-bundles-"))
 
     def store(self, key: str, report: amodel.Report, hashes: dict[str, str], note: str = "") -> None:
         entry = {"schema": SCHEMA, "key": key, "root": self.root, "time": time.time(), "note": note,
@@ -126,9 +194,15 @@ class ResultCache:
     def _load(self, entry: Any) -> tuple[amodel.Report, dict[str, Any]] | None:
         if not isinstance(entry, dict) or entry.get("schema") != SCHEMA:
             return None
+        hashes = entry.get("hashes", {})
+        if not isinstance(entry.get("note", ""), str) or not isinstance(hashes, dict) \
+                or not all(isinstance(v, str) for v in hashes.values()):
+            self._warn("read a result", ValueError("malformed note or hashes"))
+            return None
         try:
             return report_from_json(entry["report"]), entry
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            self._warn("read a result", exc)
             return None
 
     def lookup(self, key: str) -> tuple[amodel.Report, dict[str, Any]] | None:
@@ -139,7 +213,9 @@ class ResultCache:
 
     def history(self) -> list[dict[str, Any]]:
         data = self._read("history.json")
-        return data if isinstance(data, list) else []
+        # the report formats "estimated" as a number: keep only items it can show
+        return [h for h in data if isinstance(h, dict) and type(h.get("estimated", 0)) in (int, float)] \
+            if isinstance(data, list) else []
 
     def add_history(self, item: dict[str, Any]) -> None:
         items = self.history()

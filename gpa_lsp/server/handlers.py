@@ -223,6 +223,15 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         from .pipeline import shutdown_pool
         shutdown_pool()
 
+    @ls.feature(types.EXIT)
+    def on_exit(ls, params: Any = None) -> None:
+        # the `gpa-lsp` process leaves at once (server.terminate): pygls would wait for its stdin
+        # reader, which returns only when the editor closes the pipe, and the interpreter for the
+        # run threads; a server driven in-process (tests) is left to its owner
+        if ls.owns_process:
+            from .server import terminate
+            terminate(ls, 0 if getattr(ls.protocol, "_shutdown", False) else 1)
+
 
 def _hint() -> str:
     from .trust import ENABLE_HINT

@@ -15,6 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..analysis.diff import diff_reports, render_diff_text
 from .actions import apply_edits
 
 
@@ -55,6 +56,7 @@ async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
     for p, text in new_texts.items():
         p.write_text(text, encoding="utf-8")
     before, unit = _kernel_time(kernel)
+    report_before = folder.analysis.report
     folder.runner.request(0)
     await folder.runner.wait_idle()
     outcome = folder.analysis.outcome if folder.analysis else None
@@ -71,6 +73,15 @@ async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
     else:
         message = "not measured: the kernel was not seen in the new profile"
     result["message"] = message
+    report_after = folder.analysis.report if folder.analysis else None
+    if report_before is not None and report_after is not None and folder.error is None:
+        # what grew and what vanished, per stall reason and line (gpa diff, analysis/diff.py)
+        try:
+            d = diff_reports(report_before, report_after, kernel=kernel.name)
+            result["diff"] = render_diff_text(d, max_lines=6)
+        except Exception as exc:  # noqa: BLE001 - the comparison is an extra; the measurement stands
+            result["diff"] = f"(no comparison: {type(exc).__name__})"
     folder.cache.add_history({"kernel": kernel.demangled or kernel.name, "optimizer": data.get("optimizer", ""),
-                              "estimated": result["estimated"], "achieved": result["achieved"], "message": message})
+                              "estimated": result["estimated"], "achieved": result["achieved"], "message": message,
+                              **({"diff": result["diff"]} if "diff" in result else {})})
     return result

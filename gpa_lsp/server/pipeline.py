@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import procs
 from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
@@ -105,9 +106,11 @@ class Stages:
         return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
 
     def do_verify(self, config: Config, bundle: str, report: Report, cancel: threading.Event, *,
-                  dynamic: bool, store: bool, progress: Callable[[int, int, str], None]) -> Report:
+                  dynamic: bool, store: bool, store_path: str | None,
+                  progress: Callable[[int, int, str], None]) -> Report:
         fn = self._get("verify", "gpa_lsp.verify.runner", "verify_in_editor")
-        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, progress=progress)
+        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, store_path=store_path,
+                  progress=progress)
 
     def do_advise(self, bundle: str, config: Config) -> Report:
         if self.advise is None and analysis_pool() is not None:
@@ -139,7 +142,9 @@ def analysis_pool() -> ProcessPoolExecutor | None:
         return None
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            # the worker dies with the server (then so do its nvdisasm runs: procs.run_tool)
+            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=procs.die_with_parent)
         return _POOL
 
 
@@ -166,6 +171,15 @@ def _has_build(config: Config) -> bool:
 
 def cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     """What to show before (or instead of) a run: the cached result for these sources, else the latest one."""
+    try:
+        return _cached_outcome(config, cache)
+    except Exception:  # noqa: BLE001 - a cache is an optimisation: never stop a folder from starting
+        import logging
+        logging.getLogger("gpa_lsp.server").warning("reading the result cache failed", exc_info=True)
+        return None
+
+
+def _cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     hashes = source_hashes(config.root)
     hit = cache.lookup(result_key(hashes, config))
     if hit:
@@ -218,8 +232,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         if not replay_only:
             if stages.has_gpu() or not config.bundle_path:
                 on_stage("profiling", config.profile.collector)
-                out = cache.dir / "bundles" / f"{key}.gpabundle"
-                out.parent.mkdir(parents=True, exist_ok=True)
+                out = cache.bundle_dir() / f"{key}.gpabundle"
                 bundle = str(stages.do_collect(config, cancel, out))
                 collected = True
             else:
@@ -237,6 +250,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
         on_stage("analysing", Path(bundle).name)
         report = stages.do_advise(bundle, config)
         _check(cancel)
+        note = _join(note, *getattr(report, "problems", ()))   # a kernel skipped (a damaged cubin): say so, show the rest
         if collected and config.profile.collector == "cupti" and config.profile.throughput \
                 and config.server.throughput_on_save:
             if on_partial is not None:
@@ -260,7 +274,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             on_stage("verifying", f"top {config.verify.top} fixes")
             try:
                 report = stages.do_verify(config, bundle, report, cancel, dynamic=collected and stages.has_gpu(),
-                                          store=collected,
+                                          store=collected, store_path=str(cache.dir / "verification.json"),
                                           progress=lambda i, n, what: on_stage("verifying", f"{i}/{n}: {what}"))
             except Cancelled:
                 raise

@@ -45,4 +45,7 @@ def report_markdown(report: Report | None, note: str = "", history: Sequence[dic
             ach = f"{h['achieved']:.2f}x" if isinstance(h.get("achieved"), (int, float)) else "-"
             out.append(f"| {h.get('kernel', '')} | {h.get('optimizer', '')} | {float(h.get('estimated', 0)):.2f}x | {ach} | "
                        f"{str(h.get('message', '')).replace('|', '/')} |")
+        last = next((h for h in reversed(history) if h.get("diff")), None)
+        if last is not None:      # what the last applied fix changed (gpa diff)
+            out += ["", f"### What changed ({last.get('optimizer', '')})", "", "```", str(last["diff"]).rstrip(), "```"]
     return "\n".join(out) + "\n"

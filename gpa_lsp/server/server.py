@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
+import signal
 import sys
 import threading
 import uuid
@@ -22,7 +24,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from .. import __version__
+from .. import __version__, procs
 from . import diagnostics, trust
 from .cache import ResultCache
 from .config_merge import config_file_of, effective_config, plain
@@ -49,6 +51,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.progress_tokens: dict[Path, str] = {}
         self._line_cache: dict[Path, list[str]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.owns_process = False        # True when run by main(): exit ends the process (terminate)
 
     # ---- helpers --------------------------------------------------------------
     def notify(self, method: str, params: Any) -> None:
@@ -426,16 +429,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--tcp {exc}")
     logging.basicConfig(level=level)
     ls = create_server()
+    ls.owns_process = True
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: terminate(ls, 128 + signum))
     if address is None:
-        ls.start_io()
-        return 0
+        ls.start_io()                # returns on stdin EOF, `exit`, or Ctrl-C
+        terminate(ls, 0)
     try:
         ls.start_tcp(*address)
     except OSError as exc:           # unknown host, port in use, not allowed
         print(f"gpa-lsp: error: cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}",
               file=sys.stderr)
         return 2
+    terminate(ls, 0)
     return 0
+
+
+def terminate(ls: GpaLanguageServer, code: int) -> None:
+    """Leave now: kill every process the server started and exit, without waiting for the worker
+    threads. Runs on stdin EOF, `exit`, SIGTERM and SIGHUP. Why not a normal exit: the interpreter
+    joins the run threads first, and a run waits for its harness (up to its timeout) or nvdisasm."""
+    for folder in list(ls.folders.values()):
+        for runner in (folder.runner, folder.replayer):
+            if runner is not None:
+                runner.cancel()
+    # the runs' runners (which take their harnesses' setsid children along), the analysis worker,
+    # nvdisasm: all descendants of this process
+    procs.kill_tree(os.getpid())
+    logging.shutdown()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,7 +36,7 @@ def trusted_folders(user_settings: Mapping[str, Any] | None) -> tuple[Path, ...]
         value = [value]
     if not isinstance(value, Iterable):
         return ()
-    return tuple(_norm(v) for v in value if isinstance(v, str) and v)
+    return tuple(_norm(v) for v in value if isinstance(v, str) and v and "\0" not in v)   # NUL: not a path
 
 
 def is_trusted(root: str | Path, init_options: Mapping[str, Any] | None,

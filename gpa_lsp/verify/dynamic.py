@@ -22,6 +22,7 @@ from ..profile import harness
 from ..profile.collect import _harness_parts
 from ..profile.cupti.builder import find_cupti, injection_library
 from ..profile.cupti.reader import read_output
+from ..profile.demangle import base_name, demangle_all
 from . import timing
 from .scratch import Scratch
 
@@ -44,6 +45,8 @@ def build_program(s: Scratch, cancel: threading.Event | None = None) -> str:
 
 def run_once(s: Scratch, output: str | None, kernel: str, cancel: threading.Event | None = None) -> tuple[float | None, str]:
     """One harness run of a scratch copy: (the kernel's per-run duration in ns, the device name)."""
+    # by the kernel's bare name: a fix may change its mangled name (const on a pointer parameter)
+    base = base_name(demangle_all([kernel]).get(kernel, kernel))
     cupti = find_cupti()
     lib = injection_library(cupti)
     command, cwd, env = _harness_parts(s.config, output)
@@ -51,8 +54,9 @@ def run_once(s: Scratch, output: str | None, kernel: str, cancel: threading.Even
         env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp, "GPA_CUPTI_NO_PCSAMPLING": "1"})
         env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
         res = harness.run(command, cwd=cwd, env=env, timeout=s.config.harness.timeout, cancel=cancel)
-        run = read_output(tmp, kernels=[kernel], output_tail=res.output_tail, require_samples=False)
-    durations = [d for name, ds in run.durations.items() for d in ds]
+        run = read_output(tmp, kernels=[base], output_tail=res.output_tail, require_samples=False)
+    names = demangle_all(list(run.durations))
+    durations = [d for name, ds in run.durations.items() if base_name(names.get(name, name)) == base for d in ds]
     return timing.per_run(durations), run.profile.device.name
 
 

@@ -79,8 +79,12 @@ class Verification:
             return "tried: the edited sources do not compile"
         if self.status == "no_fix":
             return "the fix does not apply to the current text"
+        if self.static_speedup is not None and self.static_speedup <= 1.0 and self.note:
+            return f"compiled: no gain expected: {self.note}"
         if self.static_speedup is not None:
             return f"compiled: re-estimated {self.static_speedup:.2f}x from what the change removes (est. {self.estimated:.2f}x)"
+        if self.note:
+            return f"compiled: {self.note} (not timed)"
         return "compiled: the change alters the hot region (not timed)"
 
 

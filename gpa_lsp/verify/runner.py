@@ -14,6 +14,7 @@ import dataclasses
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -40,6 +41,7 @@ class Options:
     budget_s: float = 60.0       # wall time for the timing phase
     only: int | None = None      # 1-based index among the candidates (gpa verify --fix N)
     store: bool = True           # keep the results in the bundle
+    store_path: str | None = None  # keep them here instead (a .json: the editor's cache for a replayed bundle)
 
 
 Log = Callable[[str], None]
@@ -114,6 +116,8 @@ class Experiment:
         self.reader = make_reader(mapper=self.path_map)
         self._original: tuple[Scratch, list[Path]] | None = None
         self.scratches: list[Scratch] = []
+        self._lock = threading.Lock()
+        self._contexts: dict[str, object] = {}
 
     def close(self) -> None:
         for s in self.scratches:
@@ -127,6 +131,12 @@ class Experiment:
         return self._original
 
     def context(self, kernel: KernelReport):
+        with self._lock:          # one blame per kernel, shared by the candidates' threads
+            if kernel.name not in self._contexts:
+                self._contexts[kernel.name] = self._context(kernel)
+            return self._contexts[kernel.name]
+
+    def _context(self, kernel: KernelReport):
         k = self.bundle.profile.kernel(kernel.name)
         if k is None or k.cubin not in self.bundle.cubins:
             return None
@@ -169,6 +179,15 @@ class Experiment:
             return dataclasses.replace(base, status="unchanged", diff=diff, static_speedup=1.0,
                                        note="the compiler already produces this code"), None
         est = None
+        factor = int((fix.params or {}).get("factor", 1) or 1)
+        less = bool((fix.params or {}).get("less"))     # Loop No-Unroll's pragma is meant to shrink
+        if fix.kind == "unroll" and not less and factor > 1 and diff.instructions[1] < diff.instructions[0]:
+            # `#pragma unroll N` also caps the unrolling: a shorter function means nvcc had unrolled
+            # the loop further by itself and the pragma lowers it (dot_runtime_unroll: 0.60x)
+            return dataclasses.replace(base, diff=diff, static_speedup=1.0,
+                                       note="nvcc already unrolls this loop further: the pragma would "
+                                            f"lower it ({diff.instructions[0]} -> {diff.instructions[1]} "
+                                            "instructions)"), s
         if fix.kind in static.DELETING and ctx is not None:
             counts = {k: len(v) for k, v in static._groups(before, self.keys.rebuilt(orig_scratch)).items()}
             deleted = static.deleted_offsets(ctx.entry, removed, self.keys.recorded, counts) if removed else frozenset()
@@ -198,21 +217,20 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
         cands = cands[options.only - 1:options.only]
     if not cands:
         return report, []
-    stored = store.read(bundle_path)
+    where = options.store_path or bundle_path
+    stored = store.read(where)
     device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
     exp = Experiment(config, bundle_path, cancel, log)
     results: dict[tuple[str, str], Verification] = {}
     to_time: list[tuple[tuple[str, str], Verification, Scratch]] = []
     try:
+        todo = []          # (index, kernel, advice, plan, edited texts, key)
         for i, (k, a) in enumerate(cands, 1):
-            if cancel is not None and cancel.is_set():
-                break
             plan = _plan(a)
             if plan is None:
                 results[(k.name, a.optimizer)] = Verification(status="no_fix", estimated=a.estimated_speedup,
                                                               note="the fix does not apply to the current text")
                 continue
-            progress(i, len(cands), plan.title)
             files = sorted({e.file for e in plan.edits})
             before = {f: _read(f) or "" for f in files}
             after = apply_plan(plan, before)
@@ -225,13 +243,31 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
                 results[(k.name, a.optimizer)] = dataclasses.replace(old, estimated=a.estimated_speedup)
                 log(f"{plan.title}: stored result ({old.status})")
                 continue
+            todo.append((i, k, a, plan, after, key))
+        if todo and config.build.sources:
+            try:
+                exp.original()        # built once, before the variants build in parallel
+            except BuildError as exc:
+                raise GpaError("the unedited project does not build in a scratch copy: " + exc.message,
+                               exc.hint) from None
+        def one(item):
+            i, k, a, plan, after, key = item
+            if cancel is not None and cancel.is_set():
+                return item, None, None
+            progress(i, len(cands), plan.title)
             log(f"verifying {i}/{len(cands)}: {plan.title} ...")
             v, scratch = exp.static(k, a, plan, after)
-            v = dataclasses.replace(v, key=key)
-            results[(k.name, a.optimizer)] = v
-            log(f"  {v.summary()}")
-            if options.dynamic and scratch is not None and v.status == "static":
-                to_time.append(((k.name, a.optimizer), v, scratch))
+            return item, dataclasses.replace(v, key=key), scratch
+        with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
+            for (i, k, a, plan, _, _), v, scratch in pool.map(one, todo):
+                if v is None:
+                    continue
+                results[(k.name, a.optimizer)] = v
+                log(f"  {plan.title}: {v.summary()}")
+                if options.dynamic and scratch is not None and v.status == "static":
+                    to_time.append(((k.name, a.optimizer), v, scratch))
+        if cancel is not None and cancel.is_set():
+            return report, []
         if options.dynamic and to_time:
             results.update(_time(exp, report, to_time, options, cancel, log))
     finally:
@@ -239,10 +275,21 @@ def verify_report(config: Config, bundle_path: str, report: Report, options: Opt
     new = [v for v in results.values() if v.key]
     if options.store and new:
         try:
-            store.write(bundle_path, new)
+            store.write(where, new)
         except OSError as exc:
-            log(f"could not store the verification results in {bundle_path}: {exc}")
+            log(f"could not store the verification results in {where}: {exc}")
     return attach(report, results), list(results.values())
+
+
+BUILD_WORKERS = max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def _try(fn):
+    """fn() or the GpaError it raised (for pool.map)."""
+    try:
+        return fn()
+    except GpaError as exc:
+        return exc
 
 
 def _time(exp: Experiment, report: Report, to_time, options: Options, cancel, log) -> dict:
@@ -255,18 +302,21 @@ def _time(exp: Experiment, report: Report, to_time, options: Options, cancel, lo
     for kernel, items in by_kernel.items():
         orig = make(exp.config, {})
         exp.scratches.append(orig)
-        try:
-            programs = [(orig, dynamic.build_program(orig, cancel))]
-        except GpaError as exc:
-            log(f"not timed: the original does not build ({exc.message})")
+        # the builds are independent CPU work: in parallel (the runs that follow are not)
+        scratches = [orig] + [sc for _, _, sc in items]
+        with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
+            built = list(pool.map(lambda sc: _try(lambda: dynamic.build_program(sc, cancel)), scratches))
+        if isinstance(built[0], GpaError):
+            log(f"not timed: the original does not build ({built[0].message})")
             continue
+        programs = [(orig, built[0])]
         kept = []
-        for key, v, s in items:
-            try:
-                programs.append((s, dynamic.build_program(s, cancel)))
+        for (key, v, sc), exe in zip(items, built[1:]):
+            if isinstance(exe, GpaError):
+                out[key] = dataclasses.replace(v, status="no_build", note=exe.message[-300:])
+            else:
+                programs.append((sc, exe))
                 kept.append((key, v))
-            except GpaError as exc:
-                out[key] = dataclasses.replace(v, status="no_build", note=exc.message[-300:])
         log(f"timing {kernel[:60]}: original and {len(kept)} variant(s), {options.pairs} rounds ...")
         timed = dynamic.time_programs(programs, kernel, pairs=options.pairs, cancel=cancel, log=log,
                                       deadline=deadline)
@@ -322,10 +372,13 @@ def advise(bundle: str, config: Config | None = None) -> Report:
 
 
 def verify_in_editor(config: Config, bundle: str, report: Report, *, cancel: threading.Event | None = None,
-                     dynamic: bool = False, store: bool = False,
+                     dynamic: bool = False, store: bool = False, store_path: str | None = None,
                      progress: Callable[[int, int, str], None] = lambda i, n, what: None) -> Report:
-    """The language server's verification phase ([verify] top, budget_s, pairs)."""
+    """The language server's verification phase ([verify] top, budget_s, pairs). ``store``: into the
+    bundle (one gpa collected); else ``store_path`` (the folder's cache), so a save that changed
+    nothing the fixes touch builds nothing again."""
     opts = Options(top=config.verify.top, dynamic=dynamic, pairs=config.verify.pairs,
-                   budget_s=config.verify.budget_s, store=store)
+                   budget_s=config.verify.budget_s, store=store or store_path is not None,
+                   store_path=None if store else store_path)
     got, _ = verify_report(config, bundle, report, opts, cancel=cancel, progress=progress)
     return got

@@ -65,15 +65,25 @@ def _from_json(d: Mapping[str, Any]) -> Verification | None:
         return None
 
 
+def _is_json(path: str | os.PathLike) -> bool:
+    """A plain ``.json`` store (the editor's cache for replayed bundles) instead of a bundle entry."""
+    return str(path).endswith(".json")
+
+
 def read(bundle: str | os.PathLike) -> list[Verification]:
-    """Every stored result of a bundle ([] when there is none or the entry is unreadable)."""
+    """Every stored result of a bundle or .json store ([] when there is none or it is unreadable)."""
     try:
-        with zipfile.ZipFile(bundle) as z:
-            info = z.getinfo(ENTRY)
-            if info.file_size > MAX_ENTRY_BYTES:
+        if _is_json(bundle):
+            if os.path.getsize(bundle) > MAX_ENTRY_BYTES:
                 return []
-            doc = json.loads(z.read(info))
-    except (KeyError, OSError, zipfile.BadZipFile, ValueError):
+            doc = json.loads(Path(bundle).read_text(encoding="utf-8"))
+        else:
+            with zipfile.ZipFile(bundle) as z:
+                info = z.getinfo(ENTRY)
+                if info.file_size > MAX_ENTRY_BYTES:
+                    return []
+                doc = json.loads(z.read(info))
+    except (KeyError, OSError, zipfile.BadZipFile, ValueError, RecursionError):
         return []
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("results"), list):
         return []
@@ -99,6 +109,12 @@ def write(bundle: str | os.PathLike, new: list[Verification]) -> None:
     bundle = Path(bundle)
     keep = [v for v in read(bundle) if not any(v.key == n.key and v.device == n.device for n in new)]
     doc = {"version": VERSION, "results": [_to_json(v) for v in (keep + list(new))[-MAX_RESULTS:]]}
+    if _is_json(bundle):
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        tmp = bundle.with_name(bundle.name + ".tmp")
+        tmp.write_text(json.dumps(doc, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, bundle)
+        return
     fd, tmp = tempfile.mkstemp(prefix=".verify-", suffix=".gpabundle", dir=bundle.parent)
     os.close(fd)
     try:

@@ -75,6 +75,8 @@ def test_arithmetic_eq10_block_increase():
     assert got == pytest.approx(1 / (0.2 + 0.8 / s))
     # no target given: one warp per scheduler (the paper's case)
     assert block_increase(8, 0.75, {}) == pytest.approx((2 / 0.75) / (1 / (1 - 0.5)))
+    # an issue rate below float resolution (1 issued sample in 10^17, issue 16): 1, not ZeroDivisionError
+    assert block_increase(8, 1e-17, {}) == 1.0
 
 
 def test_arithmetic_occupancy_limits():

@@ -95,7 +95,8 @@ async def session(root: Path, *, editor: str = "visual-studio-code", trusted: bo
         yield client
     finally:
         try:
-            await asyncio.wait_for(client.shutdown_session(), 10)
+            if client._server is None or client._server.returncode is None:   # a test may have ended it
+                await asyncio.wait_for(client.shutdown_session(), 10)
         finally:
             await client.stop()
 

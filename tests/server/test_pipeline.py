@@ -64,4 +64,6 @@ async def test_apply_and_measure_records_history(recorded_ws):
             command="gpa.report", arguments=[from_fs_path(str(recorded_ws))]))
         md = rep["markdown"] if isinstance(rep, dict) else rep.markdown
         assert "Applied fixes: estimated vs achieved" in md and "strength_reduction" in md
+        # the before/after comparison of the two analyses (gpa diff) is kept with the measurement
+        assert "diff" in res and "What changed (strength_reduction)" in md
 

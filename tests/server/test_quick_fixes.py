@@ -62,7 +62,10 @@ async def test_each_quick_fix_edits_and_compiles(recorded_ws, tmp_path, editor):
             seen.add(d.code)
     # every fix the advisor described was offered, and the ones this program is built to show are there
     assert seen == with_fix
-    assert seen >= {"strength_reduction", "loop_unrolling", "function_inlining", "restrict_pointer"}
+    assert seen >= {"strength_reduction", "loop_unrolling", "function_inlining"}
+    # relax's loop only reads `in` (its one store comes after the loop): aliasing blocks nothing,
+    # so Restrict Pointer is not advised (restrict_pointer.py; benchmarks/restrict "gather")
+    assert "restrict_pointer" not in seen
 
 
 async def test_no_fix_when_the_text_is_not_what_the_fix_expects(recorded_ws):

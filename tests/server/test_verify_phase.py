@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import threading
 import time
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -38,14 +39,18 @@ def _stages(folder: Path, log: list, verify=None) -> Stages:
         return SimpleNamespace(ok=True, messages=(), log="")
 
     def collect(config, cancel, out):
+        # a fresh collection: the recording's profile and cubins, none of its stored verification
         log.append("collect")
-        shutil.copy(recorded, out)
+        with zipfile.ZipFile(recorded) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                if info.filename != "verification.json":
+                    dst.writestr(info, src.read(info))
         return out
 
-    def verify_stage(config, bundle, report, *, cancel, dynamic, store, progress):
+    def verify_stage(config, bundle, report, *, cancel, dynamic, store, store_path, progress):
         log.append(("verify", dynamic, store))
         return (verify or verify_in_editor)(config, bundle, report, cancel=cancel, dynamic=False, store=store,
-                                            progress=progress)
+                                            store_path=store_path, progress=progress)
     return Stages(build=build, collect=collect, measure=lambda *a, **k: "throughput not measured (test)",
                   advise=lambda bundle, config: advise(bundle, config), verify=verify_stage, has_gpu=lambda: True)
 
@@ -69,7 +74,8 @@ def test_sampled_advice_first_then_verified(tmp_path):
     assert v is not None and v.status == "static" and dict(v.diff.vanished).get("conversion", 0) >= 20
     assert any(s == "verifying" and d.startswith("1/") for s, d in stages_seen)
     # the user's recorded bundle was not rewritten; gpa's own (in the cache) holds the result
-    assert "verification.json" not in __import__("zipfile").ZipFile(folder / "recorded" / "cupti.gpabundle").namelist()
+    before = zipfile.ZipFile(KERNELS / "hotspot_double" / "recorded" / "cupti.gpabundle").read("verification.json")
+    assert zipfile.ZipFile(folder / "recorded" / "cupti.gpabundle").read("verification.json") == before
 
 
 def test_untrusted_builds_nothing(tmp_path):
@@ -99,12 +105,13 @@ def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
     log, seen = [], []
     cancel = threading.Event()
 
-    def slow_verify(config, bundle, report, *, cancel, dynamic, store, progress):
+    def slow_verify(config, bundle, report, *, cancel, dynamic, store, store_path=None, progress):
         def watch(i, n, what):
             progress(i, n, what)
             # the user saves again while nvcc compiles the variant
             threading.Timer(0.5, lambda: (seen.extend(_scratch_processes()), cancel.set())).start()
-        return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=False, store=store, progress=watch)
+        return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=False, store=store,
+                                store_path=store_path, progress=watch)
     cfg = load(folder)
     scratch_before = set(Path(tempfile.gettempdir()).glob("gpa-verify-*"))
     out = execute(cfg, trusted=True, cancel=cancel, cache=ResultCache(folder, home=tmp_path / "c"),
@@ -114,3 +121,25 @@ def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
     time.sleep(0.5)
     assert _scratch_processes() == [], "a process of the cancelled verification survived"
     assert set(Path(tempfile.gettempdir()).glob("gpa-verify-*")) <= scratch_before, "a scratch copy was left behind"
+
+
+def test_a_second_save_reuses_the_verification(tmp_path):
+    """Replaying the recorded bundle (no GPU): results go to the folder's cache, not the user's
+    bundle, and a save that changed nothing the fix touches builds nothing again."""
+    folder = _project(tmp_path)
+    cfg = load(folder)
+    stages = _stages(folder, [])
+    stages.has_gpu = lambda: False
+    cache = ResultCache(folder, home=tmp_path / "c")
+    first = execute(cfg, trusted=True, cancel=threading.Event(), cache=cache, stages=stages)
+    assert _strength(first.report).verification.status == "static"
+    assert (cache.dir / "verification.json").is_file()
+    built = []
+    import gpa_lsp.verify.runner as runner
+    real = runner.build_cubins
+    runner.build_cubins = lambda *a, **k: built.append(a) or real(*a, **k)
+    try:
+        again = execute(cfg, trusted=True, cancel=threading.Event(), cache=cache, stages=stages)
+    finally:
+        runner.build_cubins = real
+    assert built == [] and _strength(again.report).verification.status == "static"

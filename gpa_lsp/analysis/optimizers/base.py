@@ -124,12 +124,18 @@ class Optimizer:
             return None
         return min(low, point), max(high, point)
 
-    def throughput_bound(self, ctx: KernelContext) -> tuple[float, str | None]:
+    def mlp_factor_for(self, match: Match | None) -> float | None:
+        """How this match's fix multiplies the loads in flight (``mlp_factor`` unless the match says
+        otherwise; see RestrictPointer)."""
+        return self.mlp_factor
+
+    def throughput_bound(self, ctx: KernelContext, match: Match | None = None) -> tuple[float, str | None]:
         """(bound, unit): the memory-system bound on this change's speedup, see ``keeps`` and
         ``mlp_factor``; unit ``"mlp"`` when the memory-parallelism roof is the tighter one."""
         cap, unit = throughput_bound_of(ctx.kernel.throughput, self.keeps)
-        if "dram" in self.keeps and self.mlp_factor is not None and self.kind == "code":
-            roof, _ = mlp_bound(ctx, self.mlp_factor)
+        factor = self.mlp_factor_for(match)
+        if "dram" in self.keeps and factor is not None and self.kind == "code":
+            roof, _ = mlp_bound(ctx, factor)
             if roof < cap:
                 return roof, "mlp"
         return cap, unit

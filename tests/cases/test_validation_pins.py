@@ -1,0 +1,45 @@
+"""Every validation case's ranking and estimates, pinned (benchmarks/accuracy/pin.py writes the pins).
+
+Validation cases never set a constant or justify a rule (kernels/README.md). This test makes
+every change of what the advisor says on them explicit: a model change that moves them fails
+here until the pins are rewritten, in the same commit that reports the validation figures.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PINS = ROOT / "tests" / "cases" / "validation_pins.json"
+spec = importlib.util.spec_from_file_location("accuracy_pin", ROOT / "benchmarks" / "accuracy" / "pin.py")
+pin = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pin)
+
+PINNED = json.loads(PINS.read_text()) if PINS.is_file() else {}
+VALIDATION = sorted(t.parent.name for t in (ROOT / "kernels").glob("*/case.toml")
+                    if tomllib.loads(t.read_text()).get("split") == "validation")
+
+
+def test_every_recorded_validation_case_is_pinned():
+    recorded = [c for c in VALIDATION if any((ROOT / "kernels" / c / "recorded").glob("*.gpabundle"))]
+    assert len(VALIDATION) >= 15
+    assert sorted(PINNED) == recorded
+
+
+@pytest.mark.parametrize("case", sorted(PINNED))
+def test_validation_case_matches_its_pins(case):
+    got = pin.pins_of(ROOT / "kernels" / case)
+    want = PINNED[case]
+    for which in ("estimated", "verified"):
+        assert [r["optimizer"] for r in got[which]] == [r["optimizer"] for r in want[which]], which
+        for g, w in zip(got[which], want[which]):
+            assert g["estimate"] == pytest.approx(w["estimate"], rel=1e-3), (which, g["optimizer"])
+            assert g["effective"] == pytest.approx(w["effective"], rel=1e-3), (which, g["optimizer"])
+            assert (g["low"], g["high"]) == pytest.approx((w["low"], w["high"]), rel=1e-3) \
+                if w["low"] is not None else g["low"] is None
+            assert g["verification"] == w["verification"]
