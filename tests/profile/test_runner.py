@@ -77,7 +77,8 @@ def test_a_setsid_child_of_a_timed_out_run_is_killed(tmp_path):
 def test_gpa_profile_killed_by_a_signal_leaves_no_harness(tmp_path, sig):
     (tmp_path / "h.py").write_text(HARNESS)
     (tmp_path / "gpa.toml").write_text(f'[harness]\ncommand = ["{sys.executable}", "h.py", "hang"]\ntimeout = 600\n')
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GPA_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), GPA_CACHE_DIR=str(tmp_path / "cache"),
+               GPA_SKIP_GPU_CHECK="1")   # the harness is a dummy: run it with no GPU (gpu_check)
     gpa = subprocess.Popen([sys.executable, "-m", "gpa_lsp.cli", "profile", str(tmp_path), "--collector", "cupti",
                             "--out", str(tmp_path / "x.gpabundle")], env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
