@@ -159,6 +159,10 @@ def test_vsix_holds_the_bundled_extension(e2e):
         names = set(z.namelist())
         manifest = json.loads(z.read("extension/package.json"))
     assert {"extension/package.json", "extension/out/extension.js"} <= names
+    # the server and its packages travel in the .vsix (editors/vscode/scripts/bundle_python.py)
+    assert {"extension/bundled/tool/lsp_server.py", "extension/bundled/libs/gpa_lsp/server/server.py",
+            "extension/bundled/libs/pygls/__init__.py", "extension/bundled/libs/lsprotocol/__init__.py"} <= names
+    assert manifest["contributes"]["configuration"]["properties"]["gpa.importStrategy"]["default"] == "useBundled"
     assert not any("node_modules" in n or n.endswith(".ts") for n in names)
     assert manifest["main"] == "./out/extension.js"
 
@@ -175,7 +179,11 @@ def test_extension_activates_on_cuda_in_real_vscode(e2e, mode):
 
 def test_trusted_server_gets_only_the_settings_the_user_set(e2e):
     server = _step(e2e["trusted"], "server")
-    assert server["launch"] == {"command": sys.executable, "args": ["-m", "gpa_lsp.server.server"], "from": "gpa.server.python"}
+    launch = server["launch"]
+    # the user's Python runs the server bundled in the .vsix (nothing else to install)
+    assert launch["command"] == sys.executable and launch["from"] == "gpa.server.python"
+    assert len(launch["args"]) == 1 and launch["args"][0].endswith("/bundled/tool/lsp_server.py")
+    assert launch["importStrategy"] == "useBundled" and launch["env"] == {"GPA_IMPORT_STRATEGY": "useBundled"}
     # The workspace sets profile.collector and the client-only lineHeat; VS Code's defaults are not sent.
     assert server["initializationOptions"] == {"trusted": True, "settings": {"profile": {"collector": "replay"}}}
 

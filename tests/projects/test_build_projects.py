@@ -13,7 +13,7 @@ import pytest
 
 from gpa_lsp.build import build, lineinfo_env
 from gpa_lsp.cli import main
-from gpa_lsp.config import Config, load, BuildConfig
+from gpa_lsp.config import BuildConfig, Config, load
 from gpa_lsp.profile import collect
 from gpa_lsp.profile.bundle import Bundle, make_manifest, write_bundle
 from gpa_lsp.profile.cubins import functions, has_line_info

@@ -1,10 +1,7 @@
 """`gpa doctor`: every check with its status and fix, exit 0 when `gpa advise` can run; on this
 machine (no GPU) it says so and does not crash; the driver, GPU and counter cases are simulated."""
 
-import ctypes
 import json
-
-import pytest
 
 from gpa_lsp.cli import main
 from gpa_lsp.commands import doctor

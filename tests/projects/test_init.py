@@ -1,8 +1,6 @@
 """`gpa init`: a gpa.toml that loads, for a plain .cu folder, a Makefile project and a CMake project;
 never over an existing one without --force."""
 
-from pathlib import Path
-
 import pytest
 
 from gpa_lsp.cli import main

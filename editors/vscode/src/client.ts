@@ -1,5 +1,7 @@
 /** The language client: how the server is started and what it is told. */
+import * as fs from "fs";
 import * as os from "os";
+import * as path from "path";
 import * as vscode from "vscode";
 import {
   ConfigurationParams,
@@ -37,8 +39,54 @@ export function settingsSource(scope?: vscode.Uri) {
   return { inspect: (key: string) => cfg.inspect(key) };
 }
 
-export function currentLaunch(): ServerLaunch {
-  return serverLaunch(settingsSource(), vscode.workspace.isTrusted, os.homedir());
+/** The bundled server of the installed .vsix (bundled/tool/lsp_server.py), when it has bundled/libs. */
+export function bundledServer(extensionPath: string): string | undefined {
+  const script = path.join(extensionPath, "bundled", "tool", "lsp_server.py");
+  return fs.existsSync(script) && fs.existsSync(path.join(extensionPath, "bundled", "libs")) ? script : undefined;
+}
+
+/** The interpreter the Python extension (ms-python.python) selected for the workspace, if it is installed. */
+export async function pythonFromExtension(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  if (!ext) {
+    return undefined;
+  }
+  try {
+    const api: any = ext.isActive ? ext.exports : await ext.activate();
+    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const envs = api?.environments;
+    if (envs?.getActiveEnvironmentPath) {
+      const resolved = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(resource));
+      const exe = resolved?.executable?.uri?.fsPath;
+      if (typeof exe === "string" && exe) {
+        return exe;
+      }
+    }
+    const details = api?.settings?.getExecutionDetails?.(resource); // the older API
+    const cmd = details?.execCommand;
+    return Array.isArray(cmd) && typeof cmd[0] === "string" && cmd[0] ? cmd[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Restart the server when the Python extension's interpreter changes (when it chose ours). */
+export async function onPythonChange(listener: () => void): Promise<vscode.Disposable | undefined> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  try {
+    const api: any = ext ? (ext.isActive ? ext.exports : await ext.activate()) : undefined;
+    return api?.environments?.onDidChangeActiveEnvironmentPath?.(() => listener());
+  } catch {
+    return undefined;
+  }
+}
+
+export async function currentLaunch(extensionPath: string): Promise<ServerLaunch> {
+  const trusted = vscode.workspace.isTrusted;
+  return serverLaunch(settingsSource(), trusted, os.homedir(), {
+    bundledServer: bundledServer(extensionPath),
+    pythonFromExtension: trusted ? await pythonFromExtension() : undefined,
+  });
 }
 
 export function initializationOptions(): { trusted: boolean; settings: Record<string, unknown> } {
@@ -48,7 +96,11 @@ export function initializationOptions(): { trusted: boolean; settings: Record<st
 
 export function createClient(launch: ServerLaunch, output: vscode.LogOutputChannel, initOptions: object): LanguageClient {
   // No `transport`: with TransportKind.stdio the client appends `--stdio`, which is not ours to add to a user's command.
-  const executable = { command: launch.command, args: launch.args };
+  const executable = {
+    command: launch.command,
+    args: launch.args,
+    ...(launch.env ? { options: { env: { ...process.env, ...launch.env } } } : {}),
+  };
   const serverOptions: ServerOptions = { run: executable, debug: executable };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file", language: "cuda-cpp" }],

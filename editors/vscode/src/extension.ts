@@ -5,7 +5,7 @@
  */
 import * as vscode from "vscode";
 import { LanguageClient, State } from "vscode-languageclient/node";
-import { createClient, currentLaunch, initializationOptions } from "./client";
+import { createClient, currentLaunch, initializationOptions, onPythonChange } from "./client";
 import { REPORT_SCHEME, registerCommands, ReportDocuments } from "./commands";
 import { LineHeat } from "./lineHeat";
 import { LineHeatEntry, LineHeatNotification, StatusNotification, StatusParams } from "./protocol";
@@ -38,8 +38,10 @@ class Extension implements vscode.Disposable {
   private readonly reports = new ReportDocuments();
   private readonly shownNotices: string[] = [];
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly extensionPath: string;
 
   constructor(context: vscode.ExtensionContext) {
+    this.extensionPath = context.extensionPath;
     this.disposables.push(
       this.output,
       this.status,
@@ -57,7 +59,7 @@ class Extension implements vscode.Disposable {
         if (e.affectsConfiguration("gpa.lineHeat")) {
           this.heat.setEnabled(vscode.workspace.getConfiguration("gpa").get<boolean>("lineHeat", true));
         }
-        if (e.affectsConfiguration("gpa.server.command") || e.affectsConfiguration("gpa.server.python")) {
+        if (e.affectsConfiguration("gpa.server.command") || e.affectsConfiguration("gpa.server.python") || e.affectsConfiguration("gpa.importStrategy")) {
           void this.restart("server setting changed");
         }
       }),
@@ -68,6 +70,11 @@ class Extension implements vscode.Disposable {
       this.output.appendLine(`[gpa] ${UNTRUSTED_TOOLTIP}`);
     }
     this.starting = this.start();
+    void onPythonChange(() => {
+      if (this.launched?.from === "python extension") {
+        void this.restart("the Python extension's interpreter changed");
+      }
+    }).then((d) => d && this.disposables.push(d));
   }
 
   api(): GpaApi {
@@ -93,11 +100,13 @@ class Extension implements vscode.Disposable {
   }
 
   private async start(): Promise<void> {
-    const launch = currentLaunch();
+    const launch = await currentLaunch(this.extensionPath);
     const options = initializationOptions();
     this.launched = launch;
     this.sentOptions = options;
-    this.output.appendLine(`[gpa] starting the server (${launch.from}): ${[launch.command, ...launch.args].join(" ")}`);
+    this.output.appendLine(
+      `[gpa] starting the server (${launch.from}${launch.importStrategy ? `, ${launch.importStrategy}` : ""}): ${[launch.command, ...launch.args].join(" ")}`,
+    );
     this.output.appendLine(`[gpa] initializationOptions: ${JSON.stringify(options)}`);
     if (vscode.workspace.isTrusted) {
       this.status.local("starting", "starting the GPA language server");
@@ -115,10 +124,16 @@ class Extension implements vscode.Disposable {
       const raw = err instanceof Error ? err.message : String(err);
       // The client reports a server that died at start as a disposed connection; say it plainly.
       const why = /connection got disposed|closed/i.test(raw) ? "the server process exited while starting (its error is in GPA: Show output)" : raw;
+      const install =
+        "install gpa-lsp into that Python (python3 -m pip install /path/to/gpa-lsp: the repository, or the wheel `python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds)";
       const hint =
         launch.from === "gpa.server.command"
           ? "Check the setting gpa.server.command."
-          : "Install gpa-lsp into that Python (python3 -m pip install /path/to/gpa-lsp: the repository, or the wheel `python3 -m pip wheel --no-deps /path/to/gpa-lsp` builds), or set gpa.server.python / gpa.server.command.";
+          : launch.importStrategy === "useBundled"
+            ? "The bundled server needs Python 3.11 or newer (Linux x86_64 for its compiled parts): choose one in the Python extension or set gpa.server.python; or set gpa.importStrategy to fromEnvironment and " + install + "."
+            : launch.importStrategy === "fromEnvironment"
+              ? "With gpa.importStrategy = fromEnvironment, " + install + ", or set it back to useBundled."
+              : "Either " + install + ", or set gpa.server.python / gpa.server.command.";
       this.status.local("error", `the server did not start: ${why}`);
       this.output.appendLine(`[gpa] the server did not start (${[launch.command, ...launch.args].join(" ")}): ${why}`);
       void vscode.window.showErrorMessage(`GPA: the language server did not start: ${why}. ${hint}`, "Show output").then((pick) => {

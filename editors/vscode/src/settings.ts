@@ -38,7 +38,7 @@ export const SERVER_KEYS = [
 ] as const;
 
 /** Keys only the extension reads (how to start the server, what to draw). */
-export const CLIENT_KEYS = ["server.command", "server.python", "lineHeat"] as const;
+export const CLIENT_KEYS = ["server.command", "server.python", "importStrategy", "lineHeat"] as const;
 
 /** User-level only, in every workspace: a folder can never trust itself. */
 export const USER_ONLY_KEYS = ["trustedWorkspaces"] as const;
@@ -88,23 +88,52 @@ export function serverSettings(src: SettingsSource, trusted: boolean): Record<st
   return out;
 }
 
+/** Where the server's Python packages come from (Microsoft's python-tools template convention). */
+export type ImportStrategy = "useBundled" | "fromEnvironment";
+
 export interface ServerLaunch {
   command: string;
   args: string[];
-  /** Which setting chose it, for messages. */
-  from: "gpa.server.command" | "gpa.server.python" | "default";
+  /** Which setting (or the Python extension) chose the interpreter, for messages. */
+  from: "gpa.server.command" | "gpa.server.python" | "python extension" | "default";
+  /** Set when the .vsix's bundled server runs: which copy of gpa-lsp and its packages wins. */
+  importStrategy?: ImportStrategy;
+  /** Added to the server's environment. */
+  env?: Record<string, string>;
 }
 
-/** How to start the server: `gpa.server.command`, else `<gpa.server.python> -m gpa_lsp.server.server`. */
-export function serverLaunch(src: SettingsSource, trusted: boolean, home = ""): ServerLaunch {
+export interface LaunchContext {
+  /** bundled/tool/lsp_server.py of the installed extension, when the .vsix carries bundled/libs. */
+  bundledServer?: string;
+  /** The interpreter the Python extension selected for the workspace (only asked in a trusted one). */
+  pythonFromExtension?: string;
+}
+
+/**
+ * How to start the server: `gpa.server.command` as it is; else an interpreter (`gpa.server.python`,
+ * else the Python extension's, in a trusted workspace, else `python3`) running the bundled server
+ * (`bundled/tool/lsp_server.py`, with `gpa.importStrategy`) when the .vsix has one, else
+ * `-m gpa_lsp.server.server` from that interpreter's environment.
+ */
+export function serverLaunch(src: SettingsSource, trusted: boolean, home = "", ctx: LaunchContext = {}): ServerLaunch {
   const expand = (s: string) => (home && (s === "~" || s.startsWith("~/")) ? home + s.slice(1) : s);
   const command = effectiveValue(src, "server.command", trusted);
   if (Array.isArray(command) && command.length > 0 && command.every((c) => typeof c === "string" && c)) {
     return { command: expand(command[0]), args: command.slice(1), from: "gpa.server.command" };
   }
   const python = effectiveValue(src, "server.python", trusted);
+  let interpreter = "python3";
+  let from: ServerLaunch["from"] = "default";
   if (typeof python === "string" && python) {
-    return { command: expand(python), args: ["-m", "gpa_lsp.server.server"], from: "gpa.server.python" };
+    interpreter = expand(python);
+    from = "gpa.server.python";
+  } else if (trusted && ctx.pythonFromExtension) {
+    interpreter = ctx.pythonFromExtension;
+    from = "python extension";
   }
-  return { command: "python3", args: ["-m", "gpa_lsp.server.server"], from: "default" };
+  if (ctx.bundledServer) {
+    const importStrategy: ImportStrategy = effectiveValue(src, "importStrategy", trusted) === "fromEnvironment" ? "fromEnvironment" : "useBundled";
+    return { command: interpreter, args: [ctx.bundledServer], from, importStrategy, env: { GPA_IMPORT_STRATEGY: importStrategy } };
+  }
+  return { command: interpreter, args: ["-m", "gpa_lsp.server.server"], from };
 }

@@ -48,6 +48,34 @@ test("server launch: command list, else python -m, else python3; untrusted folde
   });
 });
 
+test("the bundled server: gpa.server.python, else the Python extension's interpreter (trusted only), else python3", () => {
+  const ctx = { bundledServer: "/ext/bundled/tool/lsp_server.py", pythonFromExtension: "/ws/.venv/bin/python" };
+  const bundled = { args: ["/ext/bundled/tool/lsp_server.py"], importStrategy: "useBundled", env: { GPA_IMPORT_STRATEGY: "useBundled" } };
+  assert.deepEqual(serverLaunch(source({}), true, "", ctx), { command: "/ws/.venv/bin/python", from: "python extension", ...bundled });
+  // an untrusted folder does not choose the interpreter through the Python extension either
+  assert.deepEqual(serverLaunch(source({}), false, "", ctx), { command: "python3", from: "default", ...bundled });
+  const mine = source({ "server.python": { globalValue: "~/py/bin/python3" } });
+  assert.deepEqual(serverLaunch(mine, true, "/home/me", ctx), { command: "/home/me/py/bin/python3", from: "gpa.server.python", ...bundled });
+  // without bundled libs in the .vsix: the interpreter's own gpa-lsp, as before
+  assert.deepEqual(serverLaunch(source({}), true, "", { pythonFromExtension: "/ws/.venv/bin/python" }), {
+    command: "/ws/.venv/bin/python",
+    args: ["-m", "gpa_lsp.server.server"],
+    from: "python extension",
+  });
+  // gpa.server.command still wins, as it is
+  const cmd = source({ "server.command": { globalValue: ["gpa-lsp"] } });
+  assert.deepEqual(serverLaunch(cmd, true, "", ctx), { command: "gpa-lsp", args: [], from: "gpa.server.command" });
+});
+
+test("gpa.importStrategy: fromEnvironment reaches the bundled server, anything else is useBundled", () => {
+  const ctx = { bundledServer: "/ext/bundled/tool/lsp_server.py" };
+  const fromEnv = serverLaunch(source({ importStrategy: { globalValue: "fromEnvironment" } }), true, "", ctx);
+  assert.equal(fromEnv.importStrategy, "fromEnvironment");
+  assert.deepEqual(fromEnv.env, { GPA_IMPORT_STRATEGY: "fromEnvironment" });
+  assert.equal(serverLaunch(source({ importStrategy: { globalValue: "bogus" } }), true, "", ctx).importStrategy, "useBundled");
+  assert.equal(serverLaunch(source({ importStrategy: { defaultValue: "useBundled" } }), true, "", ctx).importStrategy, "useBundled");
+});
+
 test("heat levels grow with the share, the hottest line at the top level", () => {
   assert.equal(heatLevel(0.4, 0.4), LEVELS);
   assert.equal(heatLevel(0.01, 0.4), 1);
