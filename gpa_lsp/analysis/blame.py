@@ -34,6 +34,7 @@ import networkx as nx
 from gpa_lsp.profile.model import PCStats
 from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Instruction
+from gpa_lsp.sass.opcodes import STALL_BARRIERS
 
 from . import defuse
 from .flow import Flow, build_flow
@@ -423,7 +424,7 @@ def _sync_def(function: Function, i: int) -> int | None:
     """The BAR just before instruction ``i`` (a sync stall after a BAR belongs to the BAR)."""
     ins = function.instructions
     for k in (i - 1, i):
-        if 0 <= k < len(ins) and ins[k].base_opcode in ("BAR", "BARRIER", "SYNCS", "MEMBAR", "WARPSYNC", "ERRBAR"):
+        if 0 <= k < len(ins) and ins[k].base_opcode in STALL_BARRIERS:
             return k
     return None
 

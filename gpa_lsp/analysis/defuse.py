@@ -11,18 +11,10 @@ import functools
 import inspect
 
 from gpa_lsp.sass.model import Instruction
+from gpa_lsp.sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU, SCHEDULING_CONTROL, SPECIAL, SYNC
 
 ZERO_REGISTERS = frozenset({"RZ", "URZ", "PT", "UPT", "SRZ"})
 
-# Opcode families used to classify defs (GPA section 4) and to choose latencies.
-CONVERSIONS = {"F2F", "I2F", "F2I", "I2FP", "F2IP", "FRND", "I2I", "F2FP"}
-MUFU = {"MUFU"}
-FP64 = {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"}
-SLOW_INT = {"POPC", "FLO", "BREV", "IMUL", "IDP"}
-SPECIAL = {"S2R", "CS2R", "S2UR", "B2R", "R2B", "VOTE", "MATCH", "SHFL", "GETLMEMBASE"}
-SYNC = {"BAR", "BARRIER", "MEMBAR", "SYNCS", "WARPSYNC", "BSYNC", "ERRBAR", "DEPBAR", "ARRIVES", "CCTL"}
-MEMORY_OPS = {"LDG", "STG", "LD", "ST", "LDL", "STL", "LDS", "STS", "LDSM", "LDC", "ULDC", "TEX", "TLD", "TLD4",
-              "TXQ", "SULD", "SUST", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", "LDGSTS", "UBLKCP", "UTMALDG"}
 
 
 def barrier_name(i: int) -> str:
@@ -107,7 +99,7 @@ def def_class(ins: Instruction, via_read_barrier: bool = False) -> str:
         return "constant_memory"
     if space == "shared":
         return "shared_memory"
-    if base in SPECIAL or base in ("BRA", "BRX", "CALL", "RET", "EXIT", "BSSY", "NOP"):
+    if base in SPECIAL or base in SCHEDULING_CONTROL:
         return "scheduling"
     return "arithmetic"
 
@@ -135,7 +127,7 @@ def _fallback_latency(ins: Instruction) -> tuple[int, int, bool]:
         cls = "mufu"
     elif base in FP64:
         cls = "fp64"
-    elif base in ("POPC", "FLO", "BREV"):
+    elif base in BIT_COUNTS:
         cls = "popc"
     elif base.startswith("IMAD") or base == "IMUL":
         cls = "imad"

@@ -20,12 +20,11 @@ from ..errors import CubinError
 from ..toolchain import find_tool, tool_env
 from . import cfg, control, disasm, elf, operands
 from .model import Function, Instruction, Program
+from .opcodes import BRANCH_TARGET_OPS, CALLS
 
 _CACHE: OrderedDict[str, Program] = OrderedDict()
 _CACHE_SIZE = 16
 
-_CALL_OPS = frozenset(("CALL",))
-_BRANCH_OPS = frozenset(("BRA", "BRX", "JMP", "JMX", "BRXU", "JMXU", "BSSY", "SSY", "PBK", "PCNT"))
 
 
 def clear_cache() -> None:
@@ -168,11 +167,11 @@ def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha:
             call_target = None
             if "`" in r.operands:
                 tg = operands.targets(ops)
-                if base in _CALL_OPS:
+                if base in CALLS:
                     call_target = tg[0] if tg else None
                     if call_target and call_target not in callees:
                         callees.append(call_target)
-                elif base in _BRANCH_OPS and tg:
+                elif base in BRANCH_TARGET_OPS and tg:
                     resolved = [labels[t] for t in tg if t in labels]
                     if resolved:
                         branch_target = resolved[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
 from .base import Match, Optimizer, match_edges
@@ -23,7 +24,7 @@ class FunctionInlining(Optimizer):
             if s is None or s.function.entry or s.function.size > SMALL or in_math_library(s):
                 return False
             return e.reason in ("memory_dependency", "execution_dependency") or \
-                s.instruction.base_opcode in ("RET", "CALL")
+                s.instruction.base_opcode in RETURNS | CALLS
         m = match_edges(ctx.edges, keep)
         if m is None:
             return None

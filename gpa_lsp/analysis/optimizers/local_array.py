@@ -18,10 +18,10 @@ the trip count). Only loops that hold a non-spill local access count.
 
 from __future__ import annotations
 
+from ...sass.opcodes import PLAIN_BRANCHES
 from .base import Match, Optimizer
 from .register_reuse import is_local, is_spill, local_cost
 
-BRANCHES = ("BRA", "BRX", "JMP")
 
 
 def _control(ctx) -> frozenset[int]:
@@ -36,13 +36,13 @@ def _control(ctx) -> frozenset[int]:
                 continue
             preds: set[str] = set()
             for k in body:
-                if ins[k].base_opcode in BRANCHES:
+                if ins[k].base_opcode in PLAIN_BRANCHES:
                     out.add(ins[k].offset)
                     if ins[k].predicate:
                         preds.add(ins[k].predicate)
             for k in body:
                 i = ins[k]
-                if i.base_opcode not in BRANCHES and i.dsts and set(i.dsts) <= preds:
+                if i.base_opcode not in PLAIN_BRANCHES and i.dsts and set(i.dsts) <= preds:
                     out.add(i.offset)
     return frozenset(out)
 

@@ -19,11 +19,11 @@ Reordering's advice), not an unroll.
 
 from __future__ import annotations
 
+from ...sass.opcodes import CTA_BARRIERS
 from ..model import Fix
 from .base import Match, Optimizer, hottest, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
-BARRIERS = ("BAR", "BARRIER")
 
 
 def has_barrier(ctx, lp) -> bool:
@@ -31,7 +31,7 @@ def has_barrier(ctx, lp) -> bool:
     if site is None:
         return False
     ins = site.function.instructions
-    return any(ins[k].base_opcode in BARRIERS for k in lp.instructions)
+    return any(ins[k].base_opcode in CTA_BARRIERS for k in lp.instructions)
 
 
 class LoopUnrolling(Optimizer):

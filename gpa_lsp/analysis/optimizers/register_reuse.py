@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from ...sass.opcodes import LOCAL_LOADS, LOCAL_MEMORY
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer, match_edges
 from .lg_queue import lg_share, queue_edges
@@ -75,13 +76,13 @@ def _refilled_slots(function) -> frozenset:
 
 
 def _is_load(ins) -> bool:
-    return ins.memory.load if ins.memory is not None else ins.base_opcode == "LDL"
+    return ins.memory.load if ins.memory is not None else ins.base_opcode in LOCAL_LOADS
 
 
 def is_local(ins) -> bool:
     if ins.memory is not None:
         return ins.memory.space == "local"
-    return ins.base_opcode in ("LDL", "STL")
+    return ins.base_opcode in LOCAL_MEMORY
 
 
 def is_spill(ins, function=None) -> bool:

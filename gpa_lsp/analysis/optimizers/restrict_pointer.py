@@ -38,6 +38,7 @@ import re
 
 from ..blame import BlameEdge
 from ..model import Fix
+from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
 from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
@@ -82,7 +83,7 @@ def _blocks(function):
         if i.offset in targets and k > start:
             yield start, k
             start = k
-        if i.base_opcode in ("BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "CALL", "BSYNC", "WARPSYNC"):
+        if i.base_opcode in REGION_ENDS:
             yield start, k + 1
             start = k + 1
     if start < len(ins):
@@ -113,7 +114,7 @@ def reload_match(ctx) -> Match | None:
 
 
 def _plain_global_load(ins) -> bool:
-    return ins.base_opcode in ("LDG", "LD") and ".CONSTANT" not in ins.opcode
+    return ins.base_opcode in GLOBAL_LOADS and ".CONSTANT" not in ins.opcode
 
 
 def _behind_a_store(ctx) -> set[int]:
@@ -126,7 +127,7 @@ def _behind_a_store(ctx) -> set[int]:
     for fb in ctx.blames:
         ins = fb.function.instructions
         stores = [k for k, i in enumerate(ins)
-                  if (i.memory is not None and i.memory.global_write) or i.base_opcode in ("BAR", "BARRIER")]
+                  if (i.memory is not None and i.memory.global_write) or i.base_opcode in CTA_BARRIERS]
         if not stores:
             continue
         first_store = stores[0]
