@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
 
+from gpa_lsp.profile.demangle import unqualified_name
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
 from gpa_lsp.sass.model import Function, Program
 
@@ -345,7 +346,7 @@ def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:
         return None, None
     file = locs[0].file
     lines = ctx.reader(file)
-    name = (ctx.entry.demangled or ctx.entry.name).split("(")[0].split("::")[-1].strip()
+    name = unqualified_name(ctx.entry.demangled or ctx.entry.name)
     if lines is not None and name:
         got = find_function(lines, name)
         if got:

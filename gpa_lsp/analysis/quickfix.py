@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..profile.demangle import bare_name
 from .model import Fix
 from .sources import LineReader, source_line
 
@@ -212,5 +213,4 @@ def _old_text(reader: LineReader, e: PlainEdit) -> str:
 def _bare(function: str) -> str:
     if not function:
         return "the function"
-    from ..cuda_source import bare_name
     return bare_name(function)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
-import shutil
 import subprocess
 import tempfile
 from collections import OrderedDict
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from .. import procs
 from ..errors import CubinError
+from ..profile.demangle import demangle_symbols
 from ..toolchain import find_tool, tool_env
 from . import cfg, control, disasm, elf, operands
 from .model import Function, Instruction, Program
@@ -103,30 +103,6 @@ def load_programs(path) -> list[Program]:
                         path=f"{p}#{Path(pr.path).name}") for pr in out]
 
 
-def _demangle(names: list[str]) -> dict[str, str]:
-    tool = shutil.which("c++filt") or shutil.which("cu++filt")
-    pieces = sorted({piece for n in names for piece in n.split("$") if piece})
-    if not tool or not pieces:
-        return {}
-    try:
-        proc = subprocess.run([tool], input="\n".join(pieces) + "\n", capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) != len(pieces):
-        return {}
-    table = dict(zip(pieces, lines))
-    out = {}
-    for n in names:
-        parts = [x for x in n.split("$") if x]
-        if len(parts) >= 2 and n.startswith("$") and parts[0].startswith("_Z"):
-            # $<kernel>$<callee>: a callee copied into a kernel's section
-            out[n] = f"{table.get(parts[-1], parts[-1])} [in {table.get(parts[0], parts[0])}]"
-        elif parts:
-            out[n] = table.get(parts[-1], parts[-1])
-    return out
-
-
 def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha: str = "", path: str = "") -> Program:
     """Pure assembly step (no I/O): ELF image + parsed nvdisasm text -> Program."""
     controls = {name: control.decode_section(code) for name, code in image.text.items()}
@@ -136,7 +112,7 @@ def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha:
         starts_by_section.setdefault(fn.section, {})[fn.name] = fn.start
         if fn.start == 0:
             kernel_regs[fn.section] = fn.info.registers
-    demangled = _demangle([fn.name for fn in image.functions])
+    demangled = demangle_symbols([fn.name for fn in image.functions])
     analyze_cache: dict[tuple[str, str, str | None], tuple] = {}  # unrolled code repeats itself
 
     functions = []

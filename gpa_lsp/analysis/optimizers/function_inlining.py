@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...profile.demangle import qualified_name
 from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
@@ -44,6 +45,6 @@ class FunctionInlining(Optimizer):
         if not c:
             return None
         fn = c.most_common(1)[0][0]
-        name = (fn.demangled or fn.name).split("(")[0]
+        name = qualified_name(fn.demangled or fn.name)
         first = next((i.loc for i in fn.instructions if i.loc), None)
         return Fix("inline", first.file if first else None, first.line if first else None, {"function": name})

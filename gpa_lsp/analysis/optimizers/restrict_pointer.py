@@ -38,6 +38,7 @@ import re
 
 from ..blame import BlameEdge
 from ..model import Fix
+from ...profile.demangle import unqualified_name
 from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
 from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
@@ -183,7 +184,7 @@ class RestrictPointer(Optimizer):
 
     def fix(self, ctx, match: Match) -> Fix | None:
         entry = ctx.entry
-        name = (entry.demangled or entry.name).split("(")[0].split("::")[-1].strip()
+        name = unqualified_name(entry.demangled or entry.name)
         loc = next((i.loc for i in entry.instructions if i.loc), None)
         if loc is None:
             return None

@@ -8,6 +8,7 @@ shared memory, the blocks-per-SM cap) are what this advice changes.
 
 from __future__ import annotations
 
+from ...profile.demangle import unqualified_name
 from ..estimate import thread_increase
 from ..model import Fix
 from ..sources import launch_sites
@@ -16,7 +17,7 @@ from .base import Match, Optimizer
 
 def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
     entry = ctx.entry
-    name = (entry.demangled or entry.name).split("(")[0].split("::")[-1].strip()
+    name = unqualified_name(entry.demangled or entry.name)
     files = []
     for ins in entry.instructions:
         if ins.loc and ins.loc.file not in files:
