@@ -251,9 +251,9 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
 
 
 def _latency_method(optimizer: str) -> bool:
-    from .optimizers import REGISTRY
-    opt = next((o for o in REGISTRY if o.id == optimizer), None)
-    return bool(opt is not None and str(getattr(opt, "method", "")).endswith("latency_hiding"))
+    from .optimizers import Estimator, by_id
+    opt = by_id(optimizer)
+    return opt is not None and Estimator(opt.method).hides_latency
 
 
 def _region_phrase(a: Advice) -> str:

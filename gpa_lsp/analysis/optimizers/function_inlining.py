@@ -6,7 +6,7 @@ from ...profile.demangle import qualified_name
 from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
-from .base import Match, Optimizer, match_edges
+from .base import Estimator, Match, Optimizer, match_edges
 from .fast_math import in_math_library
 
 SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
@@ -15,7 +15,7 @@ SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
 class FunctionInlining(Optimizer):
     id = "function_inlining"
     title = "Function Inlining"
-    method = "latency_hiding"
+    method = Estimator.latency_hiding
     suggestion = ("Stalls sit inside a small device function that is called, not inlined: the compiler cannot "
                   "schedule across the call. Mark it __forceinline__ (or drop __noinline__).")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ...sass.opcodes import CTA_BARRIERS
 from ..model import Fix
-from .base import Match, Optimizer, hottest, loop_scopes_for, match_edges
+from .base import Estimator, Match, Optimizer, hottest, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
 
@@ -37,7 +37,7 @@ def has_barrier(ctx, lp) -> bool:
 class LoopUnrolling(Optimizer):
     id = "loop_unrolling"
     title = "Loop Unrolling"
-    method = "scoped_latency_hiding"
+    method = Estimator.scoped_latency_hiding
     suggestion = ("Each iteration waits on values produced in the same iteration. Unroll the loop "
                   "(#pragma unroll N, or by hand when the trip count is not known) so independent loads and "
                   "arithmetic of several iterations overlap.")

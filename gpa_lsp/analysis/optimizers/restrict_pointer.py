@@ -43,7 +43,7 @@ from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
 from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
-from .base import Match, Optimizer, hottest, match_edges
+from .base import Estimator, Match, Optimizer, hottest, match_edges
 from .lg_queue import lg_share, queue_edges
 
 _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
@@ -158,7 +158,7 @@ class RestrictPointer(Optimizer):
             return 4.0
         return None
     title = "Restrict Pointer"
-    method = "latency_hiding"
+    method = Estimator.latency_hiding
     suggestion = ("Loads go through a pointer that may alias the kernel's stores, so the compiler neither uses "
                   "the read-only path nor moves loads earlier. Declare read-only inputs `const T* __restrict__`.")
 
@@ -174,8 +174,8 @@ class RestrictPointer(Optimizer):
             return s is not None and _plain_global_load(s.instruction) and e.def_ in blocked
         return match_edges(ctx.edges_where(categories=("global_memory",)), keep)
 
-    def method_for(self, match: Match) -> str:
-        return "stall_elimination" if "reloads" in match.data else "latency_hiding"
+    def method_for(self, match: Match) -> Estimator:
+        return Estimator.stall_elimination if "reloads" in match.data else Estimator.latency_hiding
 
     def estimate(self, ctx, match: Match) -> float:
         if "reloads" in match.data:

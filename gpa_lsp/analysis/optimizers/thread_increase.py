@@ -12,7 +12,7 @@ from ...profile.demangle import unqualified_name
 from ..estimate import thread_increase
 from ..model import Fix
 from ..sources import launch_sites
-from .base import Match, Optimizer
+from .base import Estimator, Match, Optimizer
 
 
 def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
@@ -42,7 +42,7 @@ class ThreadIncrease(Optimizer):
     id = "thread_increase"
     title = "Thread Increase"
     kind = "parallel"
-    method = "parallel"
+    method = Estimator.parallel
     suggestion = ("Too few warps are resident per scheduler to hide latency. Use larger blocks (at least 128 "
                   "threads), or reduce registers / shared memory per block if those limit occupancy.")
 
