@@ -13,8 +13,11 @@ from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
 
+from gpa_lsp.errors import CubinError
+from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
 from gpa_lsp.profile.demangle import unqualified_name
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
+from gpa_lsp.sass import load_program
 from gpa_lsp.sass.model import Function, Program
 
 from .blame import blame_function
@@ -413,8 +416,6 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
 def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str, str]] = (),
                   root: str | None = None, overrides: dict[str, str] | None = None) -> Report:
     """Read a recorded bundle (or take a Bundle) and analyse it. Sources are found through ``source_map``."""
-    from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
-
     if isinstance(bundle_or_path, Bundle):
         bundle, source = bundle_or_path, ""
     else:
@@ -439,8 +440,6 @@ def _programs(bundle) -> tuple[dict[str, Program], tuple[str, ...]]:
     """The Program of every profiled cubin. A cubin that cannot be read (a damaged one that nvdisasm
     rejects, or spins on until its timeout) is skipped with a note, so the other kernels are still
     analysed; when none can be read, the first error is raised."""
-    from gpa_lsp.errors import CubinError
-    from gpa_lsp.sass import load_program
 
     programs: dict[str, Program] = {}
     problems: list[str] = []

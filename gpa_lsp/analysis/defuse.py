@@ -7,9 +7,7 @@ a branch waiting on B0 reaches the LDG that set B0 with no register between.
 
 from __future__ import annotations
 
-import functools
-import inspect
-
+from gpa_lsp.sass.arch import latency as arch_latency
 from gpa_lsp.sass.model import Instruction
 from gpa_lsp.sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU, SCHEDULING_CONTROL, SPECIAL, SYNC
 
@@ -104,8 +102,8 @@ def def_class(ins: Instruction, via_read_barrier: bool = False) -> str:
     return "arithmetic"
 
 
-# Volta/Ampere bounds from GPA (cycles, lower, upper). Used only when the sass
-# engineer's arch table is unavailable; the keys are latency classes.
+# Volta/Ampere bounds from GPA (cycles, lower, upper). Used only when gpa_lsp.sass.arch cannot
+# classify an instruction; the keys are latency classes.
 _FALLBACK = {
     "integer": (4, 4), "imad": (5, 5), "popc": (10, 10), "predicate": (5, 5), "conversion": (14, 14),
     "mufu": (14, 14), "fp16": (6, 6), "fp32": (4, 4), "fp64": (8, 8), "shared": (19, 80), "memory": (28, 1024),
@@ -145,29 +143,10 @@ def _fallback_latency(ins: Instruction) -> tuple[int, int, bool]:
     return lo, hi, True
 
 
-@functools.lru_cache(maxsize=1)
-def _arch_latency():
-    try:
-        from gpa_lsp.sass import arch  # written by the static side; optional here
-    except ImportError:
-        return None
-    fn = getattr(arch, "latency", None)
-    if fn is None:
-        return None
-    try:
-        takes_sm = len(inspect.signature(fn).parameters) >= 2
-    except (TypeError, ValueError):
-        takes_sm = False
-    return (lambda ins, sm: fn(ins, sm)) if takes_sm else (lambda ins, sm: fn(ins))
-
-
 def latency(ins: Instruction, sm: int = 90) -> tuple[int, int, bool]:
-    """(lower, upper, fixed) latency of the instruction's result, from gpa_lsp.sass.arch when it exists."""
-    fn = _arch_latency()
-    if fn is None:
-        return _fallback_latency(ins)
+    """(lower, upper, fixed) latency of the instruction's result, from gpa_lsp.sass.arch."""
     try:
-        lo, hi, fixed = fn(ins, sm)
+        lo, hi, fixed = arch_latency(ins, sm)
     except Exception:  # an arch table that cannot classify this opcode
         return _fallback_latency(ins)
     return int(lo), int(hi), bool(fixed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ...profile.demangle import qualified_name
 from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
@@ -38,7 +40,6 @@ class FunctionInlining(Optimizer):
         return latency_hiding(ctx.total, match.latency, active)
 
     def fix(self, ctx, match: Match) -> Fix | None:
-        from collections import Counter
         c: Counter = Counter()
         for e in match.edges:
             c[ctx.site(e.use).function] += e.stall
