@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 from .config import Config
 from .errors import BuildError, HarnessError
+from .profile import harness  # the same process-group handling as the harness
 from .toolchain import find_tool
 
 
@@ -185,7 +186,6 @@ def build(config: Config, cancel: threading.Event | None = None, *, timeout: flo
         command = tuple(argv)
         out = output_path(config)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-    from .profile import harness  # the same process-group handling as the harness
     try:
         res = harness.run(argv, cwd=root, env=env, timeout=timeout, cancel=cancel, what="build", check=False,
                           tail_chars=200_000)
@@ -218,7 +218,6 @@ def build_cubins(config: Config, outdir: str | os.PathLike, cancel: threading.Ev
             cleaned.append(f)
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    from .profile import harness
     paths = []
     for src in b.sources:
         if not src.endswith((".cu", ".ptx")):

@@ -18,13 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpa-lsp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in _COMMANDS:
-        try:
-            mod = importlib.import_module(f"gpa_lsp.commands.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand still being written
-            if exc.name != f"gpa_lsp.commands.{name}":
-                raise
-            continue
-        mod.add_parser(sub)
+        importlib.import_module(f"gpa_lsp.commands.{name}").add_parser(sub)
     return parser
 
 

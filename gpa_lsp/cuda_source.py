@@ -18,8 +18,9 @@ Every fact carries ``has_error``: the grammar recovered from a syntax error in
 or around it (an ERROR or MISSING node).  Fixes refuse such targets rather than
 guess; the scanners used by the analysis still report them.
 
-Also here: :func:`bare_name`, the C++ identifier of a mangled or demangled
-function name, so that a fix can find the function a SASS symbol names.
+A function is looked up by :func:`gpa_lsp.profile.demangle.bare_name`, the C++
+identifier of a mangled or demangled name, so that a fix can find the function
+a SASS symbol names.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from functools import cached_property
 import tree_sitter
 import tree_sitter_cuda
 
+from .profile.demangle import bare_name
+
 Pos = tuple[int, int]          # 0-based (line, character)
 
 _LANGUAGE = tree_sitter.Language(tree_sitter_cuda.language())
@@ -45,31 +48,6 @@ def _parser() -> tree_sitter.Parser:
     if p is None:
         p = _LOCAL.parser = tree_sitter.Parser(_LANGUAGE)
     return p
-
-
-# ---- names -------------------------------------------------------------------------
-
-def bare_name(function: str) -> str:
-    """A C++ identifier from a mangled (``_Z7stencilPKfPfi``) or demangled (``ns::f(int)``) name."""
-    if function.startswith("_Z"):
-        s = function[2:]
-        nested = s.startswith("N")
-        if nested:
-            s = s[1:]
-            while s and s[0] in "rVKL":
-                s = s[1:]
-        last = ""
-        while s and s[0].isdigit():
-            m = re.match(r"(\d+)", s)
-            n = int(m.group(1))
-            s = s[m.end():]
-            last, s = s[:n], s[n:]
-            if not nested:
-                break
-        if last:
-            return last
-    name = function.split("(")[0].split("<")[0]
-    return name.split("::")[-1].strip().split()[-1] if name.strip() else function
 
 
 # ---- facts -------------------------------------------------------------------------

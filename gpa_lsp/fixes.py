@@ -32,7 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .cuda_source import CudaSource, Function, Parameter, bare_name, integer_literal, parse
+from .cuda_source import CudaSource, Function, Parameter, integer_literal, parse
+from .profile.demangle import bare_name
 
 Pos = tuple[int, int]
 

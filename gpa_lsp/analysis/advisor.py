@@ -13,7 +13,11 @@ from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
 
+from gpa_lsp.errors import CubinError
+from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
+from gpa_lsp.profile.demangle import unqualified_name
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
+from gpa_lsp.sass import load_program
 from gpa_lsp.sass.model import Function, Program
 
 from .blame import blame_function
@@ -21,16 +25,13 @@ from .context import KernelContext
 from .parallelism import mlp_bound
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
-from .optimizers import REGISTRY, Match, Optimizer
+from .optimizers import REGISTRY, Estimator, Match, Optimizer
 from .sources import LineReader, find_function, make_reader
 
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
 MAX_REGIONS = 5
 MAX_HOTSPOTS = 5
 TIE = 0.02                   # estimates closer than this (relative) are within the sampling noise
-# Generic optimizers whose match contains a more specific optimizer's (code reordering's latency
-# includes loop unrolling's; the memory throttle includes what coalescing explains).
-GENERIC = frozenset({"code_reordering", "memory_transaction_reduction"})
 
 
 def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
@@ -142,7 +143,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
                 continue
             cap, unit = opt.throughput_bound(ctx, m)
             advice.append(_advice(ctx, opt, m, est, path_map, cap=cap, unit=unit))
-    advice = rank(advice)
+    advice = rank(advice, optimizers=optimizers)
     file, line = _kernel_line(ctx)
     by_cat = ctx.by_category     # the same sums, in the same order
     launches = kernel.launches
@@ -157,20 +158,23 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
         throughput=kernel.throughput.units if kernel.throughput is not None else ())
 
 
-def rank(advice: Sequence[Advice], speed: Callable[[Advice], float] = lambda a: a.estimated_speedup) -> list[Advice]:
-    """Highest estimate first; within the sampling noise (``TIE``) specific advice before generic.
+def rank(advice: Sequence[Advice], speed: Callable[[Advice], float] = lambda a: a.estimated_speedup,
+         optimizers: Sequence[Optimizer] | None = None) -> list[Advice]:
+    """Highest estimate first; within the sampling noise (``TIE``) specific advice before generic
+    (``Optimizer.generic`` of the optimizer that gave it, among ``optimizers``, else the registry's).
 
     Why: GPA ranks the specific, mechanical fix over the generic one it is part of. Two estimates
     within a few percent are not distinguishable from samples, and the generic optimizer's match
     includes the specific one's samples, so its lead there says nothing about which fix is better.
     """
+    generic = {o.id for o in (REGISTRY if optimizers is None else optimizers) if o.generic}
     out = sorted(advice, key=lambda a: (-speed(a), a.optimizer))
     changed = True
     while changed:
         changed = False
         for i in range(len(out) - 1):
             a, b = out[i], out[i + 1]
-            if a.optimizer in GENERIC and b.optimizer not in GENERIC \
+            if a.optimizer in generic and b.optimizer not in generic \
                     and speed(a) <= speed(b) * (1.0 + TIE):
                 out[i], out[i + 1] = b, a
                 changed = True
@@ -270,7 +274,8 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
             if f:
                 location = Location(path_map(f), l or 1, ctx.entry.name)
     matched = m.samples if opt.kind == "code" else 0.0
-    ratio = (m.latency if opt.method.endswith("latency_hiding") else m.samples) / total if opt.kind == "code" else 0.0
+    latency = Estimator(opt.method).hides_latency
+    ratio = (m.latency if latency else m.samples) / total if opt.kind == "code" else 0.0
     bounded = est > cap
     point = round(max(1.0, min(est, cap)), 4)
     rng = opt.estimate_range(ctx, m, point)
@@ -317,7 +322,7 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
                 # the fix rewrites a statement that causes matched stalls: show the advice (and its
                 # quick fix) there, even when another statement holds more of the match
                 return _loc(ctx, e.def_, path_map)
-    latency = opt.method.endswith("latency_hiding")
+    latency = Estimator(opt.method).hides_latency
     by_line: dict[tuple[str, int], float] = defaultdict(float)
     first: dict[tuple[str, int], int] = {}
     # throttle on other instructions behind the matched ones in a shared queue (lg_queue.py) is
@@ -345,7 +350,7 @@ def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:
         return None, None
     file = locs[0].file
     lines = ctx.reader(file)
-    name = (ctx.entry.demangled or ctx.entry.name).split("(")[0].split("::")[-1].strip()
+    name = unqualified_name(ctx.entry.demangled or ctx.entry.name)
     if lines is not None and name:
         got = find_function(lines, name)
         if got:
@@ -411,8 +416,6 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
 def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str, str]] = (),
                   root: str | None = None, overrides: dict[str, str] | None = None) -> Report:
     """Read a recorded bundle (or take a Bundle) and analyse it. Sources are found through ``source_map``."""
-    from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
-
     if isinstance(bundle_or_path, Bundle):
         bundle, source = bundle_or_path, ""
     else:
@@ -437,8 +440,6 @@ def _programs(bundle) -> tuple[dict[str, Program], tuple[str, ...]]:
     """The Program of every profiled cubin. A cubin that cannot be read (a damaged one that nvdisasm
     rejects, or spins on until its timeout) is skipped with a note, so the other kernels are still
     analysed; when none can be read, the first error is raised."""
-    from gpa_lsp.errors import CubinError
-    from gpa_lsp.sass import load_program
 
     programs: dict[str, Program] = {}
     problems: list[str] = []

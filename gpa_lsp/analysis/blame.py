@@ -25,15 +25,13 @@ Semantics kept from GPA:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
-
-import networkx as nx
 
 from gpa_lsp.profile.model import PCStats
 from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Instruction
+from gpa_lsp.sass.opcodes import STALL_BARRIERS
 
 from . import defuse
 from .flow import Flow, build_flow
@@ -82,30 +80,6 @@ class FunctionBlame:
     @property
     def total(self) -> int:
         return sum(p.total for p in self.samples.values())
-
-    def graph(self) -> nx.DiGraph:
-        """The blamed dependency graph: nodes are offsets, edges carry summed samples."""
-        g = nx.DiGraph()
-        for off, p in self.samples.items():
-            g.add_node(off, samples=p.total, latency=p.latency, issued=p.issued)
-        for e in self.edges:
-            if e.def_ == e.use:
-                continue
-            if g.has_edge(e.def_, e.use):
-                d = g.edges[e.def_, e.use]
-                d["stall"] += e.stall
-                d["latency"] += e.latency
-            else:
-                g.add_edge(e.def_, e.use, stall=e.stall, latency=e.latency, category=e.category,
-                           distance=e.distance)
-        return g
-
-    def blamed_on(self) -> dict[int, dict[str, float]]:
-        """def offset -> category -> blamed samples (self included)."""
-        out: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        for e in self.edges:
-            out[e.def_][e.category] += e.stall
-        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,16 +154,14 @@ def def_limits(ins: Instruction, sm: int) -> tuple[str | None, int, int]:
     return bname, lo, hi
 
 
-_WAITS: dict[int, tuple[str, ...]] = {}
-_BAR_DEFS: dict[tuple, tuple[tuple[str, bool], ...]] = {}
-
-
 def _prepare(function: Function, sm: int | None = None) -> _Prepared:
     """Per-instruction resources, read once. The scoreboard tuples depend only on the control
     code's fields, so they are shared through small tables (a kernel has 10^4 instructions and a
     few dozen distinct control codes). With ``sm``, also each def's horizon (see ``_transfer``)."""
     uses, waits, defs, bdefs, guards, stall = [], [], [], [], [], []
     zero = defuse.ZERO_REGISTERS
+    wait_table: dict[int, tuple[str, ...]] = {}                          # wait mask -> B names
+    bar_table: dict[tuple, tuple[tuple[str, bool], ...]] = {}            # (write, read barrier) -> defs
     for ins in function.instructions:
         uses.append(tuple(sorted(r for r in ins.srcs if r not in zero)))
         defs.append(tuple(sorted(r for r in ins.dsts if r not in zero)))
@@ -200,14 +172,14 @@ def _prepare(function: Function, sm: int | None = None) -> _Prepared:
             bdefs.append(())
             stall.append(1)
             continue
-        w = _WAITS.get(c.wait_mask)
+        w = wait_table.get(c.wait_mask)
         if w is None:
-            w = _WAITS[c.wait_mask] = defuse.barrier_uses(ins)
+            w = wait_table[c.wait_mask] = defuse.barrier_uses(ins)
         waits.append(w)
         key = (c.write_barrier, c.read_barrier)
-        bd = _BAR_DEFS.get(key)
+        bd = bar_table.get(key)
         if bd is None:
-            bd = _BAR_DEFS[key] = defuse.barrier_defs(ins)
+            bd = bar_table[key] = defuse.barrier_defs(ins)
         bdefs.append(bd)
         stall.append(max(1, c.stall))
     horizon = None
@@ -423,19 +395,9 @@ def _sync_def(function: Function, i: int) -> int | None:
     """The BAR just before instruction ``i`` (a sync stall after a BAR belongs to the BAR)."""
     ins = function.instructions
     for k in (i - 1, i):
-        if 0 <= k < len(ins) and ins[k].base_opcode in ("BAR", "BARRIER", "SYNCS", "MEMBAR", "WARPSYNC", "ERRBAR"):
+        if 0 <= k < len(ins) and ins[k].base_opcode in STALL_BARRIERS:
             return k
     return None
-
-
-_CATEGORY_CACHE: dict[str, str] = {}
-
-
-def _category(reason: str) -> str:
-    got = _CATEGORY_CACHE.get(reason)
-    if got is None:
-        got = _CATEGORY_CACHE[reason] = reason_category(reason)
-    return got
 
 
 def apportion(stall: float, latency: float, weighted: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
@@ -476,7 +438,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     # per def index: (write-barrier name or None, lower latency bound for pruning, upper bound)
     def_info: dict[int, tuple] = {}
     cls_cache: dict = {}
-    cat_cache = _CATEGORY_CACHE
+    cat_cache: dict[str, str] = {}     # reason -> GPA category, for this call
     add = result.edges.append
     dependences = result.dependences
     for j, p in sampled.items():
@@ -507,14 +469,18 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
         dependences[j] = deps
         by_cat: dict[str, list[int]] = {}
         for reason, n in p.stalls:
-            c = cat_cache.get(reason) or _category(reason)
+            c = cat_cache.get(reason)
+            if c is None:
+                c = cat_cache[reason] = reason_category(reason)
             got = by_cat.get(c)
             if got is None:
                 by_cat[c] = [n, 0]
             else:
                 got[0] += n
         for reason, n in p.not_issued:
-            c = cat_cache.get(reason) or _category(reason)
+            c = cat_cache.get(reason)
+            if c is None:
+                c = cat_cache[reason] = reason_category(reason)
             got = by_cat.get(c)
             if got is None:
                 by_cat[c] = [0, n]

@@ -7,22 +7,12 @@ a branch waiting on B0 reaches the LDG that set B0 with no register between.
 
 from __future__ import annotations
 
-import functools
-import inspect
-
+from gpa_lsp.sass.arch import latency as arch_latency
 from gpa_lsp.sass.model import Instruction
+from gpa_lsp.sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU, SCHEDULING_CONTROL, SPECIAL, SYNC
 
 ZERO_REGISTERS = frozenset({"RZ", "URZ", "PT", "UPT", "SRZ"})
 
-# Opcode families used to classify defs (GPA section 4) and to choose latencies.
-CONVERSIONS = {"F2F", "I2F", "F2I", "I2FP", "F2IP", "FRND", "I2I", "F2FP"}
-MUFU = {"MUFU"}
-FP64 = {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"}
-SLOW_INT = {"POPC", "FLO", "BREV", "IMUL", "IDP"}
-SPECIAL = {"S2R", "CS2R", "S2UR", "B2R", "R2B", "VOTE", "MATCH", "SHFL", "GETLMEMBASE"}
-SYNC = {"BAR", "BARRIER", "MEMBAR", "SYNCS", "WARPSYNC", "BSYNC", "ERRBAR", "DEPBAR", "ARRIVES", "CCTL"}
-MEMORY_OPS = {"LDG", "STG", "LD", "ST", "LDL", "STL", "LDS", "STS", "LDSM", "LDC", "ULDC", "TEX", "TLD", "TLD4",
-              "TXQ", "SULD", "SUST", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", "LDGSTS", "UBLKCP", "UTMALDG"}
 
 
 def barrier_name(i: int) -> str:
@@ -107,13 +97,13 @@ def def_class(ins: Instruction, via_read_barrier: bool = False) -> str:
         return "constant_memory"
     if space == "shared":
         return "shared_memory"
-    if base in SPECIAL or base in ("BRA", "BRX", "CALL", "RET", "EXIT", "BSSY", "NOP"):
+    if base in SPECIAL or base in SCHEDULING_CONTROL:
         return "scheduling"
     return "arithmetic"
 
 
-# Volta/Ampere bounds from GPA (cycles, lower, upper). Used only when the sass
-# engineer's arch table is unavailable; the keys are latency classes.
+# Volta/Ampere bounds from GPA (cycles, lower, upper). Used only when gpa_lsp.sass.arch cannot
+# classify an instruction; the keys are latency classes.
 _FALLBACK = {
     "integer": (4, 4), "imad": (5, 5), "popc": (10, 10), "predicate": (5, 5), "conversion": (14, 14),
     "mufu": (14, 14), "fp16": (6, 6), "fp32": (4, 4), "fp64": (8, 8), "shared": (19, 80), "memory": (28, 1024),
@@ -135,7 +125,7 @@ def _fallback_latency(ins: Instruction) -> tuple[int, int, bool]:
         cls = "mufu"
     elif base in FP64:
         cls = "fp64"
-    elif base in ("POPC", "FLO", "BREV"):
+    elif base in BIT_COUNTS:
         cls = "popc"
     elif base.startswith("IMAD") or base == "IMUL":
         cls = "imad"
@@ -153,29 +143,10 @@ def _fallback_latency(ins: Instruction) -> tuple[int, int, bool]:
     return lo, hi, True
 
 
-@functools.lru_cache(maxsize=1)
-def _arch_latency():
-    try:
-        from gpa_lsp.sass import arch  # written by the static side; optional here
-    except ImportError:
-        return None
-    fn = getattr(arch, "latency", None)
-    if fn is None:
-        return None
-    try:
-        takes_sm = len(inspect.signature(fn).parameters) >= 2
-    except (TypeError, ValueError):
-        takes_sm = False
-    return (lambda ins, sm: fn(ins, sm)) if takes_sm else (lambda ins, sm: fn(ins))
-
-
 def latency(ins: Instruction, sm: int = 90) -> tuple[int, int, bool]:
-    """(lower, upper, fixed) latency of the instruction's result, from gpa_lsp.sass.arch when it exists."""
-    fn = _arch_latency()
-    if fn is None:
-        return _fallback_latency(ins)
+    """(lower, upper, fixed) latency of the instruction's result, from gpa_lsp.sass.arch."""
     try:
-        lo, hi, fixed = fn(ins, sm)
+        lo, hi, fixed = arch_latency(ins, sm)
     except Exception:  # an arch table that cannot classify this opcode
         return _fallback_latency(ins)
     return int(lo), int(hi), bool(fixed)

@@ -39,13 +39,14 @@ from typing import Iterable
 
 from . import defuse
 from .blame import BlameEdge, reaching_defs
+from ..sass.opcodes import KEPT_CONTROL, SYNC
 from ..sass.operands import address_registers as operand_address_registers
 
 # a wait at a barrier, or for an instruction fetch, is sampled at whatever instruction comes next:
 # it moves there when that one is deleted
 _STAYS = ("synchronization", "instruction_fetch")
 _DEPENDENCIES = ("memory_dependency", "execution_dependency")
-_KEEP = defuse.SYNC | {"BRA", "BRX", "JMP", "CALL", "RET", "EXIT", "BSSY", "BREAK", "YIELD", "NOP"}
+_KEEP = SYNC | KEPT_CONTROL
 
 
 def address_registers(ins) -> frozenset[str]:

@@ -16,9 +16,12 @@ from __future__ import annotations
 import difflib
 import os
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..profile.bundle import file_sha256, map_source_path, read_bundle
+from .advisor import advise_bundle
 from .model import KernelReport, Report
 from .sources import LineReader, make_reader, source_line
 from .text_report import _pct, short_name
@@ -42,7 +45,6 @@ def content_source_map(bundle, root: str | os.PathLike) -> list[tuple[str, str]]
     """``(recorded path, local file)`` for manifest sources whose usual mapping finds a file with other
     content: the local file with the recorded sha256 next to it or under ``root`` (a variant recorded
     from a copy, e.g. improved.cu built as original.cu)."""
-    from ..profile.bundle import file_sha256, map_source_path
     out = []
     cache: dict[Path, str] = {}
 
@@ -80,13 +82,10 @@ def content_source_map(bundle, root: str | os.PathLike) -> list[tuple[str, str]]
 
 def load_report(bundle_path: str | os.PathLike, source_map: Sequence[tuple[str, str]] = ()) -> Report:
     """The advisor's report of a bundle, with sources found by content where names mislead."""
-    from ..profile.bundle import read_bundle
-    from .advisor import advise_bundle
     bundle = read_bundle(bundle_path)
     root = project_root(bundle_path)
     smap = tuple(source_map) + tuple(content_source_map(bundle, root))
     report = advise_bundle(bundle, source_map=smap, root=str(root))
-    from dataclasses import replace
     return replace(report, source=str(bundle_path))
 
 

@@ -13,6 +13,7 @@ import os
 from collections import defaultdict
 from typing import Iterable
 
+from ..profile.throughput import describe as describe_units
 from .model import Advice, KernelReport, LineStats, Report
 from .quickfix import describe_fix
 from .sources import LineReader, make_reader
@@ -151,7 +152,6 @@ def _breakdown(k: KernelReport) -> list[str]:
                    f'<td class="n">{n:,}</td><td class="n">{_pct(n / total)}</td></tr>')
     out.append("</table>")
     if k.throughput:
-        from ..profile.throughput import describe as describe_units
         out.append(f'<p class="muted">Units (share of peak): {_e(describe_units(k.throughput))}</p>')
     return out
 

@@ -10,6 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..profile.throughput import UNIT_TITLES
 from ..verify.model import Verification
 
 # samples per kernel below which advice is marked low confidence ([profile] min_samples aims above it)
@@ -129,7 +130,6 @@ class Advice:
         """``bounded by L1/shared at 64% of its peak`` when the memory-system bound lowered the estimate."""
         if not self.bounded_by:
             return ""
-        from ..profile.throughput import UNIT_TITLES
         if self.bounded_by == "mlp":
             reach = f" reach {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else " limit it"
             return f"bounded by DRAM: the loads this code keeps in flight{reach}"

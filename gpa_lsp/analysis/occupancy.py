@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from gpa_lsp.profile.model import Device, Launch
+from gpa_lsp.sass.arch import arch
 
 RESERVED_SMEM = 1024
 _SM_COUNT = {70: 80, 75: 40, 80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 120: 84}
@@ -20,8 +21,6 @@ _SM_COUNT = {70: 80, 75: 40, 80: 108, 86: 84, 89: 128, 90: 132, 100: 148, 120: 8
 
 def device_for(sm: int, name: str = "") -> Device:
     """A Device from the static per-SM table (gpa_lsp.sass.arch) when the bundle's has no limits."""
-    from gpa_lsp.sass.arch import arch
-
     a = arch(sm)
     sms = a.sm_count or _SM_COUNT.get(sm) or _SM_COUNT[max(k for k in _SM_COUNT if k <= max(sm, 70))]
     return Device(name=name or f"sm_{sm}", sm=sm, sm_count=sms, warps_per_sm=a.warps_per_sm,

@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from .. import fixes
+from ..config import BuildConfig
+from ..profile.demangle import bare_name
 from .model import Fix
 from .sources import LineReader, source_line
 
@@ -52,8 +55,6 @@ def fix_edits(fix: Fix, reader: LineReader, *, config_file: str | None = None,
     ``config_file``: the project's gpa.toml / pyproject.toml, for fixes that change the build
     (``fast_math``); without it those give None. A missing config file is created by the edit.
     """
-    from .. import fixes
-
     if fix.kind == "fast_math":
         return _config_edits(fix, config_file, default_flags)
 
@@ -72,9 +73,7 @@ def _config_edits(fix: Fix, config_file: str | None, default_flags: Sequence[str
     """The build-flag fix as an edit of the project's configuration file (the editor's quick fix)."""
     if not config_file:
         return None
-    from .. import fixes
-    from ..config import BuildConfig
-    from ..server import actions
+    from ..server import actions  # deferred: the server layer (lsprotocol); only this build-flag edit uses it
     text: str | None = None
     if os.path.exists(config_file):
         try:
@@ -212,5 +211,4 @@ def _old_text(reader: LineReader, e: PlainEdit) -> str:
 def _bare(function: str) -> str:
     if not function:
         return "the function"
-    from ..cuda_source import bare_name
     return bare_name(function)

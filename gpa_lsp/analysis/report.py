@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any
 
+from . import sarif, text_report
 from .model import Report, to_json
-from .sources import LineReader
-
 from .sarif import SARIF_SCHEMA  # noqa: F401  (re-exported)
+from .sources import LineReader
 
 
 def render_text(report: Report, *, reader: LineReader | None = None, kernel: str | None = None,
                 top: int | None = None, min_speedup: float | None = None) -> str:
     """The report for a person: see :mod:`gpa_lsp.analysis.text_report`."""
-    from .text_report import render_text as render
-    return render(report, reader=reader, kernel=kernel, top=top, min_speedup=min_speedup)
+    return text_report.render_text(report, reader=reader, kernel=kernel, top=top, min_speedup=min_speedup)
 
 
 def to_json_report(report: Report, *, kernel: str | None = None) -> dict[str, Any]:
@@ -31,8 +29,7 @@ def to_json_report(report: Report, *, kernel: str | None = None) -> dict[str, An
 def to_sarif(report: Report, *, kernel: str | None = None, srcroot=None, reader: LineReader | None = None,
              config_file: str | None = None) -> dict[str, Any]:
     """SARIF 2.1.0: see :mod:`gpa_lsp.analysis.sarif`."""
-    from .sarif import to_sarif as sarif
-    return sarif(report, kernel=kernel, srcroot=srcroot, reader=reader, config_file=config_file)
+    return sarif.to_sarif(report, kernel=kernel, srcroot=srcroot, reader=reader, config_file=config_file)
 
 
 def finite(obj: Any) -> Any:

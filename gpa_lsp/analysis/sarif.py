@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from .. import __version__
 from .model import Advice, KernelReport, Report
+from .optimizers import REGISTRY
 from .quickfix import PlainEdit, describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
 from .text_report import (_confidence_text, _estimate_text, _tried_text, kernel_matches, reason_at, short_name,
@@ -39,15 +43,9 @@ METHOD_HELP = {
 
 def tool_version() -> str:
     try:
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            return version("gpa-lsp")
-        except PackageNotFoundError:
-            pass
-    except ImportError:     # pragma: no cover
-        pass
-    from .. import __version__
-    return __version__
+        return version("gpa-lsp")
+    except PackageNotFoundError:
+        return __version__
 
 
 def default_srcroot(start: str | os.PathLike | None = None) -> Path:
@@ -80,12 +78,10 @@ class _Uris:
 
 
 def _quote(part: str) -> str:
-    from urllib.parse import quote
     return quote(part)
 
 
 def rules() -> list[dict[str, Any]]:
-    from .optimizers import REGISTRY
     out = []
     for o in REGISTRY:
         method = METHOD_HELP.get(o.method, "")

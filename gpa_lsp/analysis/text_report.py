@@ -18,8 +18,11 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from ..profile.reasons import category
 from ..profile.throughput import describe as describe_units
+from ..verify.model import short_device
 from .model import Advice, Hotspot, KernelReport, Report
+from .optimizers import Estimator, by_id
 from .quickfix import describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
 
@@ -118,7 +121,6 @@ def _opcode(text: str | None) -> str:
 def reason_at(k: KernelReport, hs: Hotspot, line_reasons: dict) -> str:
     """The hover's name for a hotspot's stall: the use line's most frequent raw reason in the
     hotspot's GPA category (the blame keeps only the category)."""
-    from ..profile.reasons import category
     cat = hs.reason or ""
     best = None
     for r, n in line_reasons.get((hs.use.file, hs.use.line), ()):
@@ -187,7 +189,6 @@ def _estimate_text(a: Advice) -> str:
     """``est. 1.35x (1.14-1.56x)``, or ``measured 1.31x (1.28-1.34), est. 1.27x, H100`` once timed."""
     v = getattr(a, "verification", None)
     if v is not None and getattr(v, "status", "") == "measured" and v.speedup is not None:
-        from ..verify.model import short_device
         return v.summary(short_device(v.device or ""))
     est = f"est. {a.estimated_speedup:.2f}x"
     if a.estimate_low is not None and a.estimate_high is not None \
@@ -201,7 +202,6 @@ def _tried_text(a: Advice) -> str:
     v = getattr(a, "verification", None)
     if v is None or (getattr(v, "status", "") == "measured" and v.speedup is not None):
         return ""
-    from ..verify.model import short_device
     text = v.summary(short_device(v.device or ""))
     return text[:1].upper() + text[1:] + "."
 
@@ -251,9 +251,8 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
 
 
 def _latency_method(optimizer: str) -> bool:
-    from .optimizers import REGISTRY
-    opt = next((o for o in REGISTRY if o.id == optimizer), None)
-    return bool(opt is not None and str(getattr(opt, "method", "")).endswith("latency_hiding"))
+    opt = by_id(optimizer)
+    return opt is not None and Estimator(opt.method).hides_latency
 
 
 def _region_phrase(a: Advice) -> str:

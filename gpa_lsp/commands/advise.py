@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import find_config, load
 from ..errors import ConfigError
 from .analyze import add_report_arguments, emit, parse_source_map
+from .verify import add_verify_arguments, verify_and_emit
 
 
 def add_parser(subparsers) -> None:
@@ -14,15 +16,14 @@ def add_parser(subparsers) -> None:
     add_report_arguments(p)
     p.add_argument("--verify", action="store_true",
                    help="try the top fixes first (compile, compare, and time them when a GPU is present)")
-    from .verify import add_verify_arguments
     add_verify_arguments(p)
     p.set_defaults(func=run)
 
 
 def project_bundle(folder, smap):
     """(config, bundle path, report with the stored verification results) of a project folder."""
+    # deferred: `gpa` imports every command module to build its parser
     from ..analysis.advisor import advise_bundle
-    from ..config import find_config, load
     from ..verify.runner import with_stored
 
     folder = Path(folder)
@@ -48,6 +49,5 @@ def project_bundle(folder, smap):
 def run(args) -> int:
     cfg, bundle, report = project_bundle(args.dir, parse_source_map(args.source_root))
     if args.verify:
-        from .verify import verify_and_emit
         return verify_and_emit(cfg, bundle, report, args)
     return emit(report, args, config_file=cfg.path or Path(args.dir) / "gpa.toml")

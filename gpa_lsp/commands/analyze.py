@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
+from ..config import find_config
 from ..errors import BundleError, ConfigError, GpaError
+from ..profile.collect import NO_LINE_INFO_HINT
 
 
 def parse_source_map(items) -> tuple[tuple[str, str], ...]:
@@ -38,7 +41,6 @@ def add_report_arguments(p) -> None:
 
 
 def _count(text: str) -> int:
-    import argparse
     try:
         n = int(text)
     except ValueError:
@@ -49,7 +51,6 @@ def _count(text: str) -> int:
 
 
 def _speedup(text: str) -> float:
-    import argparse
     try:
         x = float(text.rstrip("xX"))
     except ValueError:
@@ -69,6 +70,7 @@ def add_parser(subparsers) -> None:
 def emit(report, args, reader=None, config_file=None) -> int:
     """Print or write ``report`` as ``args`` ask; ``config_file``: the project's gpa.toml (SARIF's
     build-flag fixes edit it)."""
+    # deferred: `gpa` imports every command module to build its parser
     from ..analysis.report import json_text, render_text, to_json_report, to_sarif
     from ..analysis.text_report import select
 
@@ -100,7 +102,6 @@ def emit(report, args, reader=None, config_file=None) -> int:
 
 def no_line_info_note(report) -> str | None:
     """Sampled kernels none of whose instructions has a source line (cubins built without -lineinfo)."""
-    from ..profile.collect import NO_LINE_INFO_HINT
     bare = [k.demangled or k.name for k in report.kernels if k.samples and k.file is None and not k.lines]
     if not bare:
         return None
@@ -109,7 +110,7 @@ def no_line_info_note(report) -> str | None:
 
 
 def run(args) -> int:
-    from ..analysis.advisor import advise_bundle
+    from ..analysis.advisor import advise_bundle  # deferred: `gpa` imports every command module to build its parser
 
     if Path(args.bundle).is_dir():
         raise BundleError(f"{args.bundle} is a folder, not a .gpabundle",
@@ -117,5 +118,4 @@ def run(args) -> int:
                           f"{args.bundle}` to replay the bundle of a project folder")
     smap = parse_source_map(args.source_root)
     report = advise_bundle(args.bundle, source_map=smap, root=str(Path.cwd()))
-    from ..config import find_config
     return emit(report, args, config_file=find_config(Path.cwd()))

@@ -23,6 +23,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    # deferred: `gpa` imports every command module to build its parser
     from ..analysis.diff import diff_reports, load_report, render_diff_text
 
     for path in (args.a, args.b):

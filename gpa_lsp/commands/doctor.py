@@ -8,11 +8,19 @@ not required (most machines that read advice have no GPU).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
+
+from .. import toolchain
+from ..errors import ToolNotFound
+from ..install import pip_extra
+from ..profile import device, gpu_check, harness  # called through the modules: tests replace their functions
+from ..profile.cupti import builder
 
 OK, MISSING, WARN, NA = "ok", "missing", "warning", "n/a"
 
@@ -48,10 +56,8 @@ def _version(argv: list[str], pattern: str) -> str:
 
 
 def _tool(name: str, version_pattern: str, explicit: str | None = None) -> Check:
-    from ..errors import ToolNotFound
-    from ..toolchain import find_tool
     try:
-        path = find_tool(name, explicit)
+        path = toolchain.find_tool(name, explicit)
     except ToolNotFound as exc:
         return Check(name, MISSING, exc.message, exc.hint)
     v = _version([path, "--version"], version_pattern)
@@ -59,14 +65,12 @@ def _tool(name: str, version_pattern: str, explicit: str | None = None) -> Check
 
 
 def _python() -> Check:
-    import sys
     missing = []
     for mod in ("elftools", "networkx", "tree_sitter", "tree_sitter_cuda", "pygls", "lsprotocol"):
         try:
             __import__(mod)
         except ImportError:
             missing.append(mod)
-    from ..install import pip_extra
     ver = f"Python {sys.version.split()[0]} ({sys.executable})"
     if missing:
         return Check("python", MISSING, f"{ver}: cannot import {', '.join(missing)}",
@@ -75,28 +79,22 @@ def _python() -> Check:
 
 
 def _cupti() -> Check:
-    from ..errors import ToolNotFound
-    from ..profile.cupti.builder import find_cupti
     try:
-        c = find_cupti()
+        c = builder.find_cupti()
     except ToolNotFound as exc:
         return Check("cupti", MISSING, exc.message, exc.hint)
     return Check("cupti", OK, f"{c.library} (API {c.api_version}, from the {c.origin})")
 
 
 def _cc() -> Check:
-    from ..errors import ToolNotFound
-    from ..profile.cupti.builder import find_cc
     try:
-        return Check("c compiler", OK, find_cc() + " (builds the CUPTI injection library)")
+        return Check("c compiler", OK, builder.find_cc() + " (builds the CUPTI injection library)")
     except ToolNotFound as exc:
         return Check("c compiler", MISSING, exc.message, exc.hint)
 
 
 def _driver_gpu_counters() -> list[Check]:
-    from ..profile.gpu_check import driver_status
-    from ..profile.harness import profiling_admin_only
-    st = driver_status()
+    st = gpu_check.driver_status()
     if st.libcuda is None:
         driver = Check("driver", MISSING, "no NVIDIA driver: " + (st.load_error or "libcuda.so.1 not found"),
                        "profiling needs an NVIDIA driver (on a GPU machine); `gpa advise` and the editor's "
@@ -106,15 +104,14 @@ def _driver_gpu_counters() -> list[Check]:
     else:
         driver = Check("driver", OK, f"{st.libcuda}" + (f" (supports CUDA {st.driver_cuda})" if st.driver_cuda else ""))
     if st.problem is None:
-        from ..profile.device import query_device
-        dev = query_device()
+        dev = device.query_device()
         desc = f"{st.device_count} device(s)"
         if dev is not None:
             desc = f"{dev.name}, sm_{dev.sm}, {dev.sm_count} SMs; " + desc
         gpu = Check("gpu", OK, desc)
     else:
         gpu = Check("gpu", MISSING, "no NVIDIA GPU usable here: " + (st.problem or ""), st.hint)
-    admin = profiling_admin_only()
+    admin = harness.profiling_admin_only()
     if gpu.status != OK:
         counters = Check("counters", NA, "no GPU, nothing to sample")
     elif admin is None:
@@ -190,13 +187,10 @@ def run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m gpa_lsp.commands.doctor`: the same checks on a machine with only the standard
     library (a GPU machine that records profiles)."""
-    import argparse
-    import sys
     parser = argparse.ArgumentParser(prog="gpa doctor")
     parser.add_argument("--json", action="store_true")
     return run(parser.parse_args(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":
-    import sys
     sys.exit(main())

@@ -14,7 +14,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import load_file
 from ..errors import ConfigError
+from ..profile.device import query_device
+from ..profile.gpu_check import driver_status
 
 _SKIP_DIRS = {".git", ".gpa", "build", "node_modules", "__pycache__", ".venv", "venv", "recorded", "third_party"}
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -87,10 +90,8 @@ def _make_output(text: str) -> str | None:
 
 
 def _gpu_sm() -> tuple[int, str | None]:
-    from ..profile.gpu_check import driver_status
     if not driver_status(init=False).libcuda:        # no driver: no cuda-bindings call at all
         return 90, None
-    from ..profile.device import query_device
     dev = query_device()
     return (dev.sm, dev.name) if dev is not None and dev.sm else (90, None)
 
@@ -214,7 +215,6 @@ def render(p: Project) -> str:
 
 
 def write(folder: str | Path, *, force: bool = False) -> tuple[Path, Project]:
-    from ..config import load_file
     root = Path(folder)
     if not root.is_dir():
         raise ConfigError(f"{folder} is not a folder", "pass the project folder: gpa init path/to/project")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
+
+from ..config import load
+from ..errors import ConfigError, GpaError
+from ..profile.collect import collect_result
 
 
 def add_parser(subparsers) -> None:
@@ -22,12 +27,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from ..config import load
-    from ..errors import ConfigError
-    from ..profile.collect import collect_result
-
     config = load(args.project)
     prof = config.profile
     if args.sampling_period is not None:
@@ -51,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m gpa_lsp.commands.profile`: the same command without the other subcommands' imports
     (the GPU machine has only the standard library and cuda-bindings)."""
-    from ..errors import GpaError
     parser = argparse.ArgumentParser(prog="gpa profile")
     sub = parser.add_subparsers(dest="command")
     add_parser(sub)

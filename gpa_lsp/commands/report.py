@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..config import load
 from ..errors import ConfigError, GpaError
 from .analyze import _count, _speedup, parse_source_map
 
@@ -27,12 +28,11 @@ def add_parser(subparsers) -> None:
 
 
 def _report(target: Path, smap):
-    from ..analysis.advisor import advise_bundle
+    from ..analysis.advisor import advise_bundle  # deferred: `gpa` imports every command module to build its parser
     if not target.is_dir():
         if not target.exists():
             raise ConfigError(f"{target} does not exist", "pass a .gpabundle or a project folder with gpa.toml")
         return advise_bundle(str(target), source_map=smap, root=str(Path.cwd()))
-    from ..config import load
     cfg = load(target)
     bundle = cfg.bundle_path
     if bundle is None:
@@ -45,7 +45,7 @@ def _report(target: Path, smap):
 
 
 def run(args) -> int:
-    from ..analysis.html_report import render_html
+    from ..analysis.html_report import render_html  # deferred: `gpa` imports every command module to build its parser
 
     report = _report(Path(args.target), parse_source_map(args.source_root))
     page = render_html(report, kernel=args.kernel, top=args.top, min_speedup=args.min_speedup)

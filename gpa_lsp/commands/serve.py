@@ -11,7 +11,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..server.server import main
+    from ..server.server import main  # deferred: `gpa` imports every command module to build its parser
 
     argv = ["--log-level", args.log_level]
     if args.tcp:

@@ -30,6 +30,7 @@ def add_parser(subparsers) -> None:
 
 
 def options_of(args, cfg):
+    # deferred: `gpa` imports every command module to build its parser
     from ..server.pipeline import gpu_present
     from ..verify.runner import Options
     top = args.top if args.top is not None else cfg.verify.top
@@ -40,8 +41,7 @@ def options_of(args, cfg):
 
 
 def verify_and_emit(cfg, bundle: str, report, args) -> int:
-    from ..verify.model import short_device
-    from ..verify.runner import verify_report
+    from ..verify.runner import verify_report  # deferred: `gpa` imports every command module to build its parser
     opts = options_of(args, cfg)
     if not opts.dynamic:
         why = "--static-only" if args.static_only else "no GPU on this machine"
@@ -53,6 +53,6 @@ def verify_and_emit(cfg, bundle: str, report, args) -> int:
 
 
 def run(args) -> int:
-    from .advise import project_bundle
+    from .advise import project_bundle  # a real cycle: advise imports this module
     cfg, bundle, report = project_bundle(args.dir, parse_source_map(args.source_root))
     return verify_and_emit(cfg, bundle, report, args)

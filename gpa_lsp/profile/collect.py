@@ -16,12 +16,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from ..build import build as build_project, build_cubins, nvcc_argv, output_path
 from ..config import Config
 from ..errors import GpaError, HarnessError, ProfilingError
 from ..toolchain import find_tool
 from . import harness
-from .bundle import Bundle, make_manifest, source_records, write_bundle
+from . import ncu as ncu_mod
+from . import throughput as throughput_mod
+from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bundle
+from .cubins import has_line_info
+from .cupti.builder import find_cupti, injection_library
+from .cupti.reader import read_output
+from .demangle import base_name
+from .device import query_device
+from .gpu_check import require_gpu
 from .model import Profile
+from .throughput import parse_raw_csv, summarise
 
 
 @dataclass
@@ -61,11 +71,10 @@ def _default_out(config: Config, collector: str) -> Path:
 
 
 def _build(config: Config, cancel, log) -> str | None:
-    from ..build import build
     if config.build.command is None and not config.build.sources:
         return None
     log("building ...")
-    res = build(config, cancel).check()
+    res = build_project(config, cancel).check()
     return res.output
 
 
@@ -76,7 +85,6 @@ def _built_output(config: Config) -> str | None:
         return config.resolve(config.build.output)
     if not config.build.sources:
         return None
-    from ..build import output_path
     return output_path(config)
 
 
@@ -112,7 +120,6 @@ MAX_DROPPED = 0.05
 
 
 def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log):
-    from .cupti.reader import read_output
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
         env = dict(env)
         env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
@@ -148,7 +155,6 @@ def shorter_period(period: int, samples: int, want: int) -> int | None:
 
 
 def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
-    from .cupti.builder import find_cupti, injection_library
     cupti = find_cupti()
     lib = injection_library(cupti)
     command, cwd, env = _harness_parts(config, build_output)
@@ -197,8 +203,6 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
 
 def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
     """Kernels of ``profile`` with the unit throughput of their launches in ``rows`` (ncu's raw page)."""
-    from .demangle import base_name
-    from .throughput import summarise
     per: dict[str, list[dict[str, float]]] = {}
     for name, vals in rows:
         exact = [k for k in profile.kernels if k.name == name]
@@ -216,7 +220,6 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     The language server's second phase: the sampled advice is shown first, the memory-system
     bound follows. Returns None when measured, else the note saying why not.
     """
-    from .bundle import read_bundle
     b = read_bundle(bundle_path)
     profile, note = throughput_pass(config, b.profile, _built_output(config), cancel=cancel, log=log)
     if note is None:
@@ -233,20 +236,18 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
     Never fails the collection: without ncu, counters or a clean run, the bundle keeps its samples
     and the note says why the estimates are not bounded by the memory system.
     """
-    from . import ncu as ncu_mod
-    from . import throughput
     try:
         ncu = find_tool("ncu", config.profile.ncu)
         command, cwd, env = _harness_parts(config, build_output)
         with tempfile.TemporaryDirectory(prefix="gpa-sol-") as tmp:
             report = Path(tmp) / "sol"
-            wrapper = [ncu, *throughput.argv(config.profile.kernels, config.profile.launch_count), "-f", "-o", str(report)]
+            wrapper = [ncu, *throughput_mod.argv(config.profile.kernels, config.profile.launch_count), "-f", "-o", str(report)]
             log("measuring unit throughput with Nsight Compute (one metrics pass) ...")
             res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel, wrapper=wrapper)
             rep = report.with_suffix(".ncu-rep")
             if not rep.is_file():
                 raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
-            rows = throughput.parse_raw_csv(ncu_mod.export(ncu, rep, "raw", cancel=cancel))
+            rows = throughput_mod.parse_raw_csv(ncu_mod.export(ncu, rep, "raw", cancel=cancel))
     except GpaError as exc:
         if cancel is not None and cancel.is_set():
             raise
@@ -274,7 +275,6 @@ def _cubins_for_ncu(config: Config, build_output: str | None, workdir: Path, can
         except (GpaError, OSError):
             found = {}
     if not found and config.build.sources:
-        from ..build import build_cubins
         for f in build_cubins(config, workdir / "cubins", cancel):
             data = f.read_bytes()
             found[hashlib.sha256(data).hexdigest()] = data
@@ -282,8 +282,6 @@ def _cubins_for_ncu(config: Config, build_output: str | None, workdir: Path, can
 
 
 def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
-    from . import ncu as ncu_mod
-    from .device import query_device
     ncu = find_tool("ncu", config.profile.ncu)
     command, cwd, env = _harness_parts(config, build_output)
     with tempfile.TemporaryDirectory(prefix="gpa-ncu-") as tmp:
@@ -307,7 +305,6 @@ def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_outp
                                                kernels=config.profile.kernels)
         if not profile.pcs:
             raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
-        from .throughput import parse_raw_csv
         profile = attach_throughput(profile, parse_raw_csv(raw), "none")
         if os.environ.get("GPA_KEEP_NCU_EXPORT"):
             keep = Path(os.environ["GPA_KEEP_NCU_EXPORT"])
@@ -329,7 +326,6 @@ def _build_cmd(config: Config):
         return config.build.command
     if config.build.sources:
         try:
-            from ..build import nvcc_argv
             return nvcc_argv(config)
         except GpaError:
             return None
@@ -346,10 +342,8 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     if collector not in ("cupti", "ncu"):
         raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
     log = log or (lambda m: None)
-    from .gpu_check import require_gpu
     require_gpu(collector)           # no driver or no device: say so before building and running
     if collector == "cupti":
-        from .cupti.builder import find_cupti
         find_cupti()                 # no CUPTI: name what brings it, before the build
     path = Path(out) if out else _default_out(config, collector)
     build_output = (_build(config, cancel, log) if build else None) or _built_output(config)
@@ -363,8 +357,6 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
 
 def line_info_note(bundle_path) -> str | None:
     """A note when the sampled kernels' cubins have no line table (built without -lineinfo)."""
-    from .bundle import read_bundle
-    from .cubins import has_line_info
     try:
         b = read_bundle(bundle_path)
     except GpaError:

@@ -7,7 +7,7 @@ from .model import Device
 
 def query_device(ordinal: int = 0) -> Device | None:
     """Device 0's name and limits, or None when no driver/GPU/cuda-bindings is there."""
-    try:
+    try:  # deferred: a machine without cuda-bindings still imports this module (None then)
         from cuda.bindings import driver as cu  # type: ignore
     except ImportError:
         try:

@@ -26,9 +26,10 @@ from .. import procs
 from ..errors import ProfilingError
 from . import cubins as elf
 from .demangle import base_name, demangle_all
-from .harness import no_samples_error
+from .harness import no_samples_error, privileges_error
 from .model import Device, Kernel, Launch, PCStats, Profile
 from .reasons import parse as parse_reason
+from .throughput import METRICS
 
 SECTIONS = ("SourceCounters", "WarpStateStats", "LaunchStats", "Occupancy", "SpeedOfLight")
 
@@ -253,7 +254,6 @@ def launch_filter(kernels: Sequence[str], launch_count: int) -> list[str]:
 
 
 def ncu_argv(ncu: str, report: str | Path, *, kernels: Sequence[str] = (), launch_count: int = 5) -> list[str]:
-    from .throughput import METRICS
     argv = [ncu]
     for s in SECTIONS:
         argv += ["--section", s]
@@ -284,7 +284,6 @@ def export(ncu: str, report: str | Path, page: str, *, timeout: float = 600,
 
 def explain_empty(output: str, kernels: Sequence[str]) -> ProfilingError:
     if "ERR_NVGPUCTRPERM" in output:
-        from .harness import privileges_error
         return privileges_error("ncu", "ERR_NVGPUCTRPERM")
     if "No kernels were profiled" in output:
         return no_samples_error("ncu", output, kernels_filter=kernels, kernels_seen=[] if not kernels else ["?"])

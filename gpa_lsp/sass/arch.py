@@ -76,7 +76,7 @@ arch_spec = arch  # the name exported by gpa_lsp.sass (where ``arch`` is this mo
 
 def from_device(device: int = 0) -> ArchSpec | None:
     """Limits reported by the driver for ``device``, or None without cuda-python or a GPU."""
-    try:
+    try:  # deferred: optional here (None without cuda-bindings)
         try:
             from cuda.bindings import runtime as rt  # cuda-python >= 12.6
         except ImportError:

@@ -22,11 +22,8 @@ from typing import Iterable, Sequence
 import networkx as nx
 
 from .model import Block, Edge, Function, Instruction, Loop
+from .opcodes import BRANCHES, CALLS, EXITS, RETURNS
 
-_BRANCHES = frozenset(("BRA", "BRX", "JMP", "JMX", "BRXU", "JMXU"))
-_EXITS = frozenset(("EXIT", "KILL"))
-_RETURNS = frozenset(("RET",))
-_CALLS = frozenset(("CALL",))
 INTRA = frozenset(("fallthrough", "taken", "not_taken"))
 
 
@@ -60,12 +57,12 @@ def blocks_and_edges(instructions: Sequence[Instruction], start: int, end: int,
     for k, ins in enumerate(instructions):
         base = ins.base_opcode
         ends = False
-        if base in _BRANCHES:
+        if base in BRANCHES:
             ends = True
             for t in (ins.branch_target, *extra_targets.get(ins.offset, ())):
                 if t is not None and t in inside:
                     leaders.add(t)
-        elif base in _EXITS or base in _RETURNS or base in _CALLS:
+        elif base in EXITS or base in RETURNS or base in CALLS:
             ends = True
         if ends:
             terminators.add(ins.offset)
@@ -92,20 +89,20 @@ def blocks_and_edges(instructions: Sequence[Instruction], start: int, end: int,
             if nxt is not None:
                 edges.append(Edge(b.start, nxt, "fallthrough"))
             continue
-        if base in _BRANCHES:
+        if base in BRANCHES:
             tgts = [t for t in (last.branch_target, *extra_targets.get(last.offset, ())) if t is not None]
             for t in dict.fromkeys(tgts):
                 if t in inside:
                     edges.append(Edge(b.start, t, "taken"))
             if _is_conditional_branch(last) and nxt is not None:
                 edges.append(Edge(b.start, nxt, "not_taken"))
-        elif base in _CALLS:
+        elif base in CALLS:
             if last.call_target is not None and last.call_target in callee_starts:
                 edges.append(Edge(b.start, callee_starts[last.call_target], "call"))
             if nxt is not None:
                 edges.append(Edge(b.start, nxt, "fallthrough"))
         else:
-            edges.append(Edge(b.start, end, "exit" if base in _EXITS else "return"))
+            edges.append(Edge(b.start, end, "exit" if base in EXITS else "return"))
             if last.predicate is not None and nxt is not None:
                 edges.append(Edge(b.start, nxt, "fallthrough"))
     return tuple(blocks), tuple(edges)

@@ -88,7 +88,7 @@ def read_cubin(data: bytes, what: str = "input") -> CubinImage:
 
     The cubin may come from a bundle recorded elsewhere, so any damage pyelftools or the
     ``.nv.info`` parser trips over (a flipped byte in a section header) is that clean error."""
-    from elftools.common.exceptions import ELFError
+    from elftools.common.exceptions import ELFError  # deferred: pyelftools takes ~50 ms; only reading a cubin needs it
     _check_layout(data, what)
     try:
         return _read_cubin(data, what)
@@ -97,7 +97,7 @@ def read_cubin(data: bytes, what: str = "input") -> CubinImage:
 
 
 def _read_cubin(data: bytes, what: str) -> CubinImage:
-    from elftools.elf.elffile import ELFFile
+    from elftools.elf.elffile import ELFFile  # deferred: see read_cubin
     elf = ELFFile(io.BytesIO(data))
     sections = list(elf.iter_sections())
     sm = sm_from_flags(elf["e_flags"])

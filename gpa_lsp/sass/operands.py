@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from .model import MemoryAccess
+from .opcodes import FP64_OPERANDS, TYPED_CONVERSIONS
 
 _REG_RE = re.compile(r"(?<![A-Za-z0-9_$.])(!?)(UR\d+|URZ|R\d+|RZ|UP\d+|UPT|P\d+|PT|PR)(\.64)?")
 _CBANK_RE = re.compile(r"(?<![A-Za-z_])c\[(0x[0-9a-fA-F]+|UR\d+|R\d+)\]\[([^\]]*)\]")
@@ -62,8 +63,6 @@ _MEMORY = {
 
 _WIDTH_MODS = {"64": 64, "128": 128, "U8": 8, "S8": 8, "U16": 16, "S16": 16, "32": 32}
 _TYPE_WIDTH = {"F64": 2, "S64": 2, "U64": 2}
-_CONVERSIONS = frozenset(("F2F", "F2I", "I2F", "F2IP", "I2FP", "I2I", "F2FP"))
-_DOUBLE_OPS = frozenset(("DADD", "DMUL", "DFMA", "DMNMX", "DSETP", "DSET", "DMMA"))
 
 
 def memory_access(base: str, mods: list[str]) -> MemoryAccess | None:
@@ -240,10 +239,10 @@ def analyze(opcode: str, ops: tuple[str, ...], guard: str | None
     if mem is not None:
         dst_w = data_w if mem.load else 1
         src_w = data_w  # store data / atomic operand
-    elif base in _DOUBLE_OPS:
+    elif base in FP64_OPERANDS:
         dst_w = 1 if base in ("DSETP",) else 2
         src_w = 2
-    elif base in _CONVERSIONS:
+    elif base in TYPED_CONVERSIONS:
         types = [m for m in mods if m[:1] in "FSU" and m[1:].isdigit()]
         if types:
             dst_w = _TYPE_WIDTH.get(types[0], 1)

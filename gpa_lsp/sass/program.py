@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
-import shutil
 import subprocess
 import tempfile
 from collections import OrderedDict
@@ -17,15 +16,15 @@ from pathlib import Path
 
 from .. import procs
 from ..errors import CubinError
+from ..profile.demangle import demangle_symbols
 from ..toolchain import find_tool, tool_env
 from . import cfg, control, disasm, elf, operands
 from .model import Function, Instruction, Program
+from .opcodes import BRANCH_TARGET_OPS, CALLS
 
 _CACHE: OrderedDict[str, Program] = OrderedDict()
 _CACHE_SIZE = 16
 
-_CALL_OPS = frozenset(("CALL",))
-_BRANCH_OPS = frozenset(("BRA", "BRX", "JMP", "JMX", "BRXU", "JMXU", "BSSY", "SSY", "PBK", "PCNT"))
 
 
 def clear_cache() -> None:
@@ -104,30 +103,6 @@ def load_programs(path) -> list[Program]:
                         path=f"{p}#{Path(pr.path).name}") for pr in out]
 
 
-def _demangle(names: list[str]) -> dict[str, str]:
-    tool = shutil.which("c++filt") or shutil.which("cu++filt")
-    pieces = sorted({piece for n in names for piece in n.split("$") if piece})
-    if not tool or not pieces:
-        return {}
-    try:
-        proc = subprocess.run([tool], input="\n".join(pieces) + "\n", capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) != len(pieces):
-        return {}
-    table = dict(zip(pieces, lines))
-    out = {}
-    for n in names:
-        parts = [x for x in n.split("$") if x]
-        if len(parts) >= 2 and n.startswith("$") and parts[0].startswith("_Z"):
-            # $<kernel>$<callee>: a callee copied into a kernel's section
-            out[n] = f"{table.get(parts[-1], parts[-1])} [in {table.get(parts[0], parts[0])}]"
-        elif parts:
-            out[n] = table.get(parts[-1], parts[-1])
-    return out
-
-
 def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha: str = "", path: str = "") -> Program:
     """Pure assembly step (no I/O): ELF image + parsed nvdisasm text -> Program."""
     controls = {name: control.decode_section(code) for name, code in image.text.items()}
@@ -137,7 +112,7 @@ def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha:
         starts_by_section.setdefault(fn.section, {})[fn.name] = fn.start
         if fn.start == 0:
             kernel_regs[fn.section] = fn.info.registers
-    demangled = _demangle([fn.name for fn in image.functions])
+    demangled = demangle_symbols([fn.name for fn in image.functions])
     analyze_cache: dict[tuple[str, str, str | None], tuple] = {}  # unrolled code repeats itself
 
     functions = []
@@ -168,11 +143,11 @@ def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha:
             call_target = None
             if "`" in r.operands:
                 tg = operands.targets(ops)
-                if base in _CALL_OPS:
+                if base in CALLS:
                     call_target = tg[0] if tg else None
                     if call_target and call_target not in callees:
                         callees.append(call_target)
-                elif base in _BRANCH_OPS and tg:
+                elif base in BRANCH_TARGET_OPS and tg:
                     resolved = [labels[t] for t in tg if t in labels]
                     if resolved:
                         branch_target = resolved[0]

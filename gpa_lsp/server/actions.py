@@ -16,7 +16,6 @@ from typing import Any, Sequence
 from lsprotocol import types
 
 from .. import fixes
-from ..cuda_source import bare_name  # noqa: F401  (re-exported: the server's callers name it here)
 
 _DOC = "<document>"
 

@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 import types as pytypes
 import typing
@@ -182,7 +183,6 @@ class ResultCache:
             return d
         except OSError as exc:
             self._warn("keep recorded bundles", exc)
-            import tempfile
             return Path(tempfile.mkdtemp(prefix="gpa-bundles-"))
 
     def store(self, key: str, report: amodel.Report, hashes: dict[str, str], note: str = "") -> None:

@@ -15,7 +15,7 @@ from pygls.uris import from_fs_path
 
 from ..analysis.model import Advice, KernelReport, to_json
 from ..verify.model import short_device
-from ..config import AdviceConfig
+from ..config import AdviceConfig, _line_of  # _line_of: the same lookup config errors use
 from ..errors import ConfigError, GpaError
 from .pipeline import CompilerDiagnostic
 
@@ -138,7 +138,6 @@ def run_error_diagnostic(err: GpaError, line0: int, line_text: str | None) -> ty
 
 def find_key_line(text: str, section: str, key: str | None) -> int | None:
     """0-based line of ``key`` in ``[section]`` (or ``[tool.gpa.section]``) of a TOML text."""
-    from ..config import _line_of  # the same lookup config errors use
     n = _line_of(text, section, key)
     return None if n is None else n - 1
 

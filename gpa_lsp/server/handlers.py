@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
-from ..analysis.model import Advice, KernelReport, to_json
-from ..config import BuildConfig
-from ..verify.model import short_device
-from . import actions, hover, lenses, report as report_md
+from . import hover, lenses, report as report_md
 from .cache import is_source
-from .config_merge import config_file_of, plain
+from .code_actions import fix_action
+from .config_merge import plain
+from .measure import apply_and_measure
+from .pipeline import shutdown_pool
+from .trust import ENABLE_HINT
 
 CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix]
 
@@ -210,7 +211,6 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
 
     @ls.command("gpa.applyAndMeasure")
     async def cmd_apply_and_measure(ls, *args: Any) -> dict[str, Any]:
-        from .measure import apply_and_measure
         arg = plain(args[0]) if args else {}
         return await apply_and_measure(ls, arg)
 
@@ -220,7 +220,6 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
             if folder.runner is not None:
                 folder.runner.cancel()
         ls.stop_watching()
-        from .pipeline import shutdown_pool
         shutdown_pool()
 
     @ls.feature(types.EXIT)
@@ -229,12 +228,11 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         # reader, which returns only when the editor closes the pipe, and the interpreter for the
         # run threads; a server driven in-process (tests) is left to its owner
         if ls.owns_process:
-            from .server import terminate
+            from .server import terminate  # a real cycle: server imports this module
             terminate(ls, 0 if getattr(ls.protocol, "_shutdown", False) else 1)
 
 
 def _hint() -> str:
-    from .trust import ENABLE_HINT
     return ENABLE_HINT
 
 
@@ -245,56 +243,3 @@ def _arg_uri(args: Any) -> str | None:
     if args and isinstance(args[0], dict):
         return args[0].get("uri") or args[0].get("rootUri")
     return None
-
-
-def fix_action(ls, folder, path: Path, kernel: KernelReport, adv: Advice,
-               diag: types.Diagnostic | None) -> types.CodeAction | None:
-    """The quick fix for one advice, or None when its edit would not be well formed, or when it
-    was tried and the edited sources did not compile. Tried fixes say what they measured."""
-    v = adv.verification
-    if v is not None and v.status in ("no_build", "no_fix"):
-        return None
-    fix = to_json(adv.fix)
-    edit = fix_workspace_edit(ls, folder, path, fix)
-    if edit is None:
-        return None
-    title = actions.fix_title(fix)
-    if v is not None and v.status == "measured" and v.speedup is not None:
-        title += f" (measured {v.speedup:.2f}x, est. {adv.estimated_speedup:.2f}x, {short_device(v.device)})"
-    elif v is not None and v.status == "unchanged":
-        title += " (the compiler already does this: no change)"
-    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
-                            diagnostics=[diag] if diag is not None else None, edit=edit,
-                            is_preferred=not (v is not None and v.no_gain))
-
-
-def fix_workspace_edit(ls, folder, path: Path, fix: dict[str, Any]) -> types.WorkspaceEdit | None:
-    if fix.get("kind") == "fast_math":
-        cfg = config_file_of(folder.root)
-        target = cfg or folder.root / "gpa.toml"
-        text = "\n".join(ls.lines_of(target)) + "\n" if cfg is not None else None
-        edits = actions.fast_math_edits(text, target.name == "pyproject.toml",
-                                        str((fix.get("params") or {}).get("flag", "--use_fast_math")),
-                                        BuildConfig().nvcc_flags)
-        if edits is None:
-            return None
-        uri = from_fs_path(str(target))
-        if cfg is None:
-            return types.WorkspaceEdit(document_changes=[
-                types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)),
-                types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                                       edits=edits)])
-        return types.WorkspaceEdit(changes={uri: edits})
-    from .results import PathResolver
-    target = PathResolver(folder.root)(fix.get("file")) if fix.get("file") else path
-    target = target or path
-    uri = from_fs_path(str(target))
-    line0 = None
-    if fix.get("line"):
-        line0 = ls.tracker.current(uri, int(fix["line"]) - 1)
-        if line0 is None:
-            return None           # the line was edited since the analysis
-    edits = actions.source_fix_edits(fix, ls.lines_of(target), line0)
-    if not edits:
-        return None
-    return types.WorkspaceEdit(changes={uri: edits})

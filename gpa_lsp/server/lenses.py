@@ -9,13 +9,13 @@ from __future__ import annotations
 from lsprotocol import types
 
 from ..analysis.model import KernelReport
+from ..profile.throughput import UNIT_TITLES
 
 
 def busiest_unit(kernel: KernelReport) -> str:
     """``L1/shared 63% of peak``: the unit closest to its peak, when unit throughput was measured."""
     if not kernel.throughput:
         return ""
-    from ..profile.throughput import UNIT_TITLES
     unit, pct = max(kernel.throughput, key=lambda up: up[1])
     return f"{UNIT_TITLES.get(unit, unit)} {pct:.0f}% of peak"
 

@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 
 from ..analysis.diff import diff_reports, render_diff_text
 from .actions import apply_edits
+from .code_actions import fix_workspace_edit
 
 
 def _kernel_time(k) -> tuple[float | None, str]:
@@ -28,7 +29,6 @@ def _kernel_time(k) -> tuple[float | None, str]:
 
 
 async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
-    from .handlers import fix_workspace_edit  # late: handlers imports this module lazily too
     uri = arg.get("uri", "")
     diag = arg.get("diagnostic") or {}
     data = diag.get("data") or {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import glob
 import importlib
+import logging
 import multiprocessing
 import os
 import threading
@@ -27,6 +28,7 @@ from .. import procs
 from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
+from ..profile.collect import collect_result
 from .cache import ResultCache, result_key, source_hashes
 
 class Cancelled(Exception):
@@ -93,14 +95,9 @@ class Stages:
         # the unit-throughput pass is a second harness run under ncu: never before the sampled
         # advice is shown; ``execute`` runs it afterwards (do_measure) when the config asks
         config = replace(config, profile=replace(config.profile, throughput=False))
-        if self.collect is None:
-            try:   # the pipeline has just built: profile without building a second time
-                from gpa_lsp.profile.collect import collect_result
-            except ImportError:
-                collect_result = None
-            if collect_result is not None:
-                return collect_result(config, cancel=cancel, out=out, build=False).path
-        return self._get("collect", "gpa_lsp.profile.collect", "collect")(config, cancel=cancel, out=out)
+        if self.collect is None:   # the pipeline has just built: profile without building a second time
+            return collect_result(config, cancel=cancel, out=out, build=False).path
+        return self.collect(config, cancel=cancel, out=out)
 
     def do_measure(self, config: Config, bundle: str, cancel: threading.Event) -> str | None:
         return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
@@ -122,6 +119,7 @@ class Stages:
 
 
 def _advise_in_worker(bundle: str, config: Config) -> Report:
+    # deferred: this runs in the analysis worker; the server process does not need the advisor for it
     from gpa_lsp.verify.runner import advise
     return advise(bundle, config)
 
@@ -174,7 +172,6 @@ def cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     try:
         return _cached_outcome(config, cache)
     except Exception:  # noqa: BLE001 - a cache is an optimisation: never stop a folder from starting
-        import logging
         logging.getLogger("gpa_lsp.server").warning("reading the result cache failed", exc_info=True)
         return None
 
@@ -294,7 +291,6 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
     except Exception as exc:  # noqa: BLE001 - a bug in a stage must not kill the server
         if cancel.is_set():
             return Outcome(cancelled=True, hashes=hashes)
-        import logging
         logging.getLogger("gpa_lsp.server").exception("internal error during the run")   # the trace: server log
         err = GpaError(f"internal error during the run: {type(exc).__name__}: {exc}",
                        "please report this with the server log (the editor's gpa-lsp output)")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..analysis.model import Report
+from ..profile.throughput import describe
 
 
 def report_markdown(report: Report | None, note: str = "", history: Sequence[dict[str, Any]] = (),
@@ -28,7 +29,6 @@ def report_markdown(report: Report | None, note: str = "", history: Sequence[dic
             out.append("stalls: " + ", ".join(f"{c.replace('_', ' ')} {n / total:.0%}"
                                               for c, n in sorted(k.stall_breakdown, key=lambda cn: -cn[1])[:5]))
         if k.throughput:
-            from ..profile.throughput import describe
             out.append("units (share of peak): " + describe(k.throughput))
         if not k.advice:
             out += ["", "No advice."]

@@ -25,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, procs
-from . import diagnostics, trust
+from . import diagnostics, handlers, trust
 from .cache import ResultCache
 from .config_merge import config_file_of, effective_config, plain
 from .folder import Folder
@@ -33,6 +33,7 @@ from .pipeline import Outcome, Runner, Stages, cached_outcome, execute
 from .results import index
 from .publishing import PublishingMixin
 from .tracking import Tracker
+from .watch import stop_watching as stop_observer, watch_folder
 
 log = logging.getLogger("gpa_lsp.server")
 COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
@@ -156,8 +157,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         folder = self.folders.pop(path.resolve(), None)
         if folder is None:
             return
-        from .watch import stop_watching
-        stop_watching(folder.observer)
+        stop_observer(folder.observer)
         folder.observer = None
         for runner in (folder.runner, folder.replayer):
             if runner is not None:
@@ -356,14 +356,12 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             self.watch(folder)
 
     def watch(self, folder: Folder) -> None:
-        from .watch import watch_folder
         if folder.observer is None:
             folder.observer = watch_folder(self, folder, self._loop)
 
     def stop_watching(self) -> None:
-        from .watch import stop_watching
         for folder in self.folders.values():
-            stop_watching(folder.observer)
+            stop_observer(folder.observer)
             folder.observer = None
 
     def on_disk_change(self, path: Path, via: Folder | None = None) -> None:
@@ -395,7 +393,6 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
 
 
 def _register(ls: GpaLanguageServer) -> None:
-    from . import handlers
     handlers.register(ls)
 
 

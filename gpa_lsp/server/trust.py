@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from pygls.uris import to_fs_path
+
 ENABLE_HINT = ("profiling is off in untrusted folders: trust the workspace in your editor "
                "(VS Code: Manage Workspace Trust), or add the folder to the user setting "
                "gpa.trustedWorkspaces; recorded results are still shown")
@@ -22,7 +24,6 @@ ENABLE_HINT = ("profiling is off in untrusted folders: trust the workspace in yo
 
 def _norm(p: str) -> Path:
     if p.startswith("file://"):
-        from pygls.uris import to_fs_path
         p = to_fs_path(p) or p
     return Path(os.path.expanduser(p)).resolve()
 

@@ -28,7 +28,7 @@ def relevant(path: str) -> bool:
 def watch_folder(server: Any, folder: Any, loop: asyncio.AbstractEventLoop):
     """Start a watchdog observer on ``folder.root``; relevant changes reach
     ``server.on_disk_change(path, folder)`` on ``loop``. None when the folder cannot be watched."""
-    try:
+    try:  # deferred: without watchdog the folder is simply not watched
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
     except ImportError:  # pragma: no cover - watchdog is a dependency

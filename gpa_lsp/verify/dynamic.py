@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -64,13 +65,12 @@ def time_programs(programs: Sequence[tuple[Scratch, str]], kernel: str, *, pairs
                   cancel: threading.Event | None = None, log: Callable[[str], None] = lambda m: None,
                   deadline: float | None = None) -> list[Timed]:
     """Time ``programs`` (index 0: the original) round by round; a program that fails stops being run."""
-    import time as _time
     out = [Timed() for _ in programs]
     for r in range(pairs):
         for i, (s, exe) in enumerate(programs):
             if out[i].failure or (i and out[0].failure):
                 continue
-            if deadline is not None and _time.monotonic() > deadline:
+            if deadline is not None and time.monotonic() > deadline:
                 for t in out:
                     t.failure = t.failure or f"the time budget ran out after {r} round(s)"
                 return out

@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..analysis.advisor import build_context
+from ..analysis.advisor import advise_bundle, build_context
 from ..analysis.model import Advice, KernelReport, Report, to_json
 from ..analysis.sources import make_reader
 from ..build import build_cubins
 from ..config import Config
 from ..errors import BuildError, GpaError
+from ..fixes import apply_plan, plan_fix  # the same edits as the editor's quick fix
 from ..profile.bundle import map_source_path, read_bundle
+from ..profile.demangle import base_name
 from ..sass import load_program
 from . import dynamic, static, store, timing
 from .apply import attach, worth_trying
@@ -91,7 +93,6 @@ class _Keys:
 def _function(cubins: list[Path], name: str, demangled: str):
     """The kernel ``name`` (mangled) in rebuilt cubins. A fix may change its mangled name (``const``
     on a pointer parameter does): then the one function of the same bare name and arity."""
-    from ..profile.demangle import base_name
     progs = [load_program(c.read_bytes()) for c in cubins]
     for prog in progs:
         f = prog.function(name)
@@ -204,14 +205,12 @@ class Experiment:
 
 
 def _plan(advice: Advice):
-    from ..fixes import plan_fix   # the fix module: the same edits as the editor's quick fix
     return plan_fix(advice.fix, _read)
 
 
 def verify_report(config: Config, bundle_path: str, report: Report, options: Options = Options(), *,
                   cancel: threading.Event | None = None, log: Log = lambda m: None,
                   progress: Callable[[int, int, str], None] = lambda i, n, what: None) -> tuple[Report, list[Verification]]:
-    from ..fixes import apply_plan
     cands = worth_trying(report, options.top if options.only is None else max(options.top, options.only))
     if options.only is not None:
         cands = cands[options.only - 1:options.only]
@@ -342,7 +341,6 @@ def with_stored(config: Config | None, bundle_path: str, report: Report) -> Repo
     stored = store.read(bundle_path)
     if not stored:
         return report
-    from ..fixes import apply_plan  # noqa: F401  (the same module plans the fix as when it was tried)
     device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
     flags0 = tuple(config.build.nvcc_flags) if config is not None else ()
     results = {}
@@ -363,7 +361,6 @@ def with_stored(config: Config | None, bundle_path: str, report: Report) -> Repo
 
 def advise(bundle: str, config: Config | None = None) -> Report:
     """The advisor's report for a bundle with the verification results stored in it (a replay)."""
-    from ..analysis.advisor import advise_bundle
     report = advise_bundle(bundle, config=config)
     try:
         return with_stored(config, bundle, report)

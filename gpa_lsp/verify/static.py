@@ -26,6 +26,7 @@ from ..analysis.deletion import vanishing_edges
 from ..analysis.estimate import stall_elimination
 from ..analysis.optimizers.lg_queue import lg_share, queue_edges
 from ..sass.model import Function, Instruction
+from ..sass import opcodes
 from .model import StaticDiff
 
 # fixes whose gain is work that disappears; the others (unroll, inline, block size) reorder or
@@ -35,13 +36,13 @@ DELETING = {"float_literal", "restrict", "fast_math"}
 HOST_ONLY = {"block_size"}
 
 _FAMILIES = (
-    ("conversion", {"F2F", "I2F", "F2I", "I2I", "F2FP", "FRND"}),
-    ("fp64", {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"}),
-    ("special function", {"MUFU"}),
-    ("local memory", {"LDL", "STL"}),
-    ("global load", {"LDG"}),
-    ("branch", {"BRA", "BRX", "JMP", "CALL", "RET"}),
-    ("integer multiply", {"IMAD", "IMUL"}),
+    ("conversion", opcodes.COUNTED_CONVERSIONS),
+    ("fp64", opcodes.FP64),
+    ("special function", opcodes.MUFU),
+    ("local memory", opcodes.LOCAL_MEMORY),
+    ("global load", opcodes.GLOBAL_LOAD),
+    ("branch", opcodes.CONTROL_TRANSFERS),
+    ("integer multiply", opcodes.INTEGER_MULTIPLIES),
 )
 
 
@@ -90,7 +91,7 @@ def _groups(fn: Function, key: Callable[[Instruction], LineKey | None]) -> dict[
 
 
 def _local(fn: Function) -> int:
-    return sum(1 for i in fn.instructions if i.base_opcode in ("LDL", "STL"))
+    return sum(1 for i in fn.instructions if i.base_opcode in opcodes.LOCAL_MEMORY)
 
 
 def compare(before: Function, after: Function, *, sampled_lines: set[LineKey],

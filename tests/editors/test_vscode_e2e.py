@@ -16,7 +16,6 @@ when $CI is set (CI must run it; the script installs both).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -69,10 +68,6 @@ def _recorded_case() -> Path | None:
         if bundle and (toml.parent / bundle).is_file() and any(toml.parent.glob("*.cu")):
             return toml.parent
     return None
-
-
-def _server_available() -> bool:
-    return importlib.util.find_spec("gpa_lsp.server.server") is not None
 
 
 def _missing_environment() -> str | None:
@@ -133,7 +128,7 @@ def e2e(tmp_path_factory):
         if IN_CI:
             pytest.fail(f"VS Code e2e cannot run in CI: {why}")
         pytest.skip(f"VS Code e2e: {why}")
-    case = _recorded_case() if _server_available() else None
+    case = _recorded_case()
     out = tmp_path_factory.mktemp("vscode-e2e")
     env = dict(os.environ, GPA_E2E_PYTHON=sys.executable, GPA_E2E_WAIT_S="150" if case else "5")
     if IN_CI:
@@ -204,8 +199,6 @@ def test_untrusted_folder_cannot_name_programs(e2e):
 
 
 def test_servers_run_and_the_untrusted_status_says_why(e2e):
-    if not _server_available():
-        pytest.skip("gpa_lsp.server.server does not exist yet")
     assert _step(e2e["trusted"], "server")["running"] is True
     assert _step(e2e["untrusted"], "server")["running"] is True
     status = _step(e2e["untrusted"], "status")
@@ -214,8 +207,6 @@ def test_servers_run_and_the_untrusted_status_says_why(e2e):
 
 
 def test_report_opens_as_markdown(e2e):
-    if not _server_available():
-        pytest.skip("gpa_lsp.server.server does not exist yet")
     report = _step(e2e["trusted"], "report")
     assert report["result"]["markdownHead"].startswith("#")
     docs = report["reportDocuments"]
@@ -229,9 +220,8 @@ def test_report_opens_as_markdown(e2e):
 def case(e2e):
     if e2e["case"] is None:
         if IN_CI:  # kernels/ ships recorded cases: their absence in CI is a failure, not a skip
-            pytest.fail("no kernels/<case> with a recorded bundle, or no gpa_lsp.server.server")
-        pytest.skip("no kernels/<case> with a recorded bundle (gpa.toml [profile] bundle) yet, "
-                    "or no gpa_lsp.server.server")
+            pytest.fail("no kernels/<case> with a recorded bundle")
+        pytest.skip("no kernels/<case> with a recorded bundle (gpa.toml [profile] bundle)")
     return e2e["case"]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpa_lsp.server import actions
+from gpa_lsp.profile.demangle import bare_name
 from gpa_lsp.server.actions import apply_edits
 
 from .conftest import WORKSPACE, nvcc_compiles
@@ -139,7 +140,7 @@ def test_fast_math_without_flags_or_file():
 
 
 def test_bare_name_of_mangled_and_demangled():
-    assert actions.bare_name("_Z5relaxPfS_ii") == "relax"
-    assert actions.bare_name("_ZN2ns6kernelEPf") == "kernel"
-    assert actions.bare_name("ns::kernel(float*)") == "kernel"
-    assert actions.bare_name("smooth") == "smooth"
+    assert bare_name("_Z5relaxPfS_ii") == "relax"
+    assert bare_name("_ZN2ns6kernelEPf") == "kernel"
+    assert bare_name("ns::kernel(float*)") == "kernel"
+    assert bare_name("smooth") == "smooth"

@@ -17,7 +17,8 @@ import dataclasses
 
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.model import Fix
-from gpa_lsp.cuda_source import bare_name, parse
+from gpa_lsp.cuda_source import parse
+from gpa_lsp.profile.demangle import bare_name
 from gpa_lsp.config import load
 from gpa_lsp.verify import store
 from gpa_lsp.verify.runner import Options, verify_report, with_stored

@@ -1,16 +1,21 @@
 """The one interface every optimizer implements, and the helpers they share.
 
-An optimizer says what it needs (``requires``), what it matches (``match``:
-blamed samples with the def -> use pairs that carry them), how much that is
-worth (``estimate``, one of GPA's estimators) and what to tell and change
-(``suggestion``, ``fix``). Nothing else: ranking and presentation belong to
-the advisor.
+An optimizer says what it matches (``match``: blamed samples with the def ->
+use pairs that carry them), how much that is worth (``estimate``, with one of
+GPA's estimators: ``method``, an :class:`Estimator`), what to tell and change
+(``suggestion``, ``fix``), and a few facts the advisor reads instead of ids:
+``kind`` (a code or a launch change), ``generic`` (its match contains more
+specific optimizers' matches), ``region_cost``, ``keeps`` and ``mlp_factor``.
+Nothing else: ranking and presentation belong to the advisor. A new optimizer
+is a subclass registered with ``optimizers.register`` (or listed in
+``optimizers.REGISTRY``): see docs/architecture.md.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Callable, Iterable
 
 from ..blame import BlameEdge
@@ -19,6 +24,20 @@ from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding
 from ..model import Fix
 from ..parallelism import mlp_bound
 from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
+
+
+class Estimator(StrEnum):
+    """GPA's estimators (section 5): which equation prices a match. The values are the names the
+    reports and SARIF rules print."""
+    stall_elimination = "stall_elimination"            # Eq. 2: the matched stalls vanish
+    latency_hiding = "latency_hiding"                  # Eq. 3-4: the matched latency is overlapped
+    scoped_latency_hiding = "scoped_latency_hiding"    # Eq. 5: the same, per loop or function
+    parallel = "parallel"                              # Eq. 6-10: more warps per scheduler
+
+    @property
+    def hides_latency(self) -> bool:
+        """The estimate counts matched latency samples (else matched stall samples)."""
+        return self in (Estimator.latency_hiding, Estimator.scoped_latency_hiding)
 
 
 @dataclass(frozen=True)
@@ -58,7 +77,11 @@ class Optimizer:
     id: str = ""
     title: str = ""
     kind: str = "code"                   # "code" | "parallel"
-    method: str = "stall_elimination"    # | "latency_hiding" | "scoped_latency_hiding" | "parallel"
+    method: Estimator = Estimator.stall_elimination
+    # Generic: the match contains what more specific optimizers explain (code reordering's latency
+    # includes loop unrolling's; the memory throttle includes what coalescing explains). Within the
+    # sampling noise the advisor ranks specific advice first.
+    generic: bool = False
     suggestion: str = ""
     # the cost is a property of a region's code size (instruction fetch), not of statements in it:
     # the advice is shown at the fix's line (the loop or function to change), see advisor._advice_location
@@ -79,15 +102,15 @@ class Optimizer:
         raise NotImplementedError
 
     def estimate(self, ctx: KernelContext, match: Match) -> float:
-        if self.method == "stall_elimination":
+        if self.method == Estimator.stall_elimination:
             return min(stall_elimination(ctx.total, match.samples), match_issue_bound(ctx, match))
-        if self.method == "latency_hiding":
+        if self.method == Estimator.latency_hiding:
             return latency_hiding(ctx.total, match.latency, ctx.active)
-        if self.method == "scoped_latency_hiding":
+        if self.method == Estimator.scoped_latency_hiding:
             return scoped_latency_hiding(ctx.total, match.scopes)[0]
         raise NotImplementedError(self.method)
 
-    def method_for(self, match: Match) -> str:
+    def method_for(self, match: Match) -> Estimator:
         """The estimator ``estimate`` used for this match (an optimizer may switch on what it found)."""
         return self.method
 
@@ -112,12 +135,12 @@ class Optimizer:
         if self.kind != "code" or ctx.total <= 0:
             return None
         method = self.method_for(match)
-        if method == "stall_elimination":
+        if method == Estimator.stall_elimination:
             low = stall_elimination(ctx.total, match.latency)
             high = match_issue_bound(ctx, match)
             if high == float("inf"):
                 high = stall_elimination(ctx.total, match.samples)
-        elif method in ("latency_hiding", "scoped_latency_hiding"):
+        elif Estimator(method).hides_latency:
             low = latency_hiding(ctx.total, match.latency, ctx.by_category.get("active", 0))
             high = latency_hiding(ctx.total, match.latency, ctx.active)
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..estimate import block_increase
 from ..model import Fix
-from .base import Match, Optimizer
+from .base import Estimator, Match, Optimizer
 from .thread_increase import block_size_fix
 
 
@@ -18,7 +18,7 @@ class BlockIncrease(Optimizer):
     id = "block_increase"
     title = "Block Increase"
     kind = "parallel"
-    method = "parallel"
+    method = Estimator.parallel
     suggestion = ("The grid has fewer blocks than the GPU has SMs. Launch more, smaller blocks (or split the "
                   "work of a block) so that every SM has work.")
 

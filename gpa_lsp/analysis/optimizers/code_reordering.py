@@ -12,7 +12,7 @@ work fills k disjoint sets of idle cycles). With one warp per scheduler both are
 
 from __future__ import annotations
 
-from .base import Match, Optimizer, loop_scopes_for, match_edges
+from .base import Estimator, Match, Optimizer, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
 
@@ -20,7 +20,8 @@ DEPENDENCY = ("memory_dependency", "execution_dependency")
 class CodeReordering(Optimizer):
     id = "code_reordering"
     title = "Code Reordering"
-    method = "scoped_latency_hiding"
+    method = Estimator.scoped_latency_hiding
+    generic = True
     mlp_factor = None   # hoisting a load (a prefetch) may put any number of them in flight
     suggestion = ("Instructions wait on results that were issued just before. Issue loads earlier (prefetch "
                   "the next iteration's data, load before a barrier), and interleave independent work "

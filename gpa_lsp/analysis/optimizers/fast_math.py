@@ -51,24 +51,14 @@ FAST_COST = {
 }
 _CALL = re.compile(r"(?<![\w.:])(?:std::)?(" + "|".join(sorted(FAST_COST, key=len, reverse=True)) + r")\s*\(")
 
-_FN_CACHE: dict[str, bool] = {}
-_FILE_CACHE: dict[str, bool] = {}
-
-
 def in_math_library(site) -> bool:
+    """The site is in CUDA's math library: a device function of it, or code from one of its headers.
+    (Fast Math asks once per use; Function Inlining per edge of a small device function.)"""
     f = site.function
-    fn = _FN_CACHE.get(f.name)
-    if fn is None:
-        fn = _FN_CACHE[f.name] = (not f.entry) and bool(_MATH_FN.search(f.name))
-    if fn:
+    if not f.entry and _MATH_FN.search(f.name):
         return True
     loc = site.instruction.loc
-    if loc is None:
-        return False
-    hit = _FILE_CACHE.get(loc.file)
-    if hit is None:
-        hit = _FILE_CACHE[loc.file] = bool(_MATH_HEADER.search(loc.file))
-    return hit
+    return loc is not None and bool(_MATH_HEADER.search(loc.file))
 
 
 _NOT_LIBRARY = frozenset({"memory_dependency", "memory_throttle", "synchronization"})

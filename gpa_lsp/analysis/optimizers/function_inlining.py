@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+from ...profile.demangle import qualified_name
+from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
-from .base import Match, Optimizer, match_edges
+from .base import Estimator, Match, Optimizer, match_edges
 from .fast_math import in_math_library
 
 SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
@@ -13,7 +17,7 @@ SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
 class FunctionInlining(Optimizer):
     id = "function_inlining"
     title = "Function Inlining"
-    method = "latency_hiding"
+    method = Estimator.latency_hiding
     suggestion = ("Stalls sit inside a small device function that is called, not inlined: the compiler cannot "
                   "schedule across the call. Mark it __forceinline__ (or drop __noinline__).")
 
@@ -23,7 +27,7 @@ class FunctionInlining(Optimizer):
             if s is None or s.function.entry or s.function.size > SMALL or in_math_library(s):
                 return False
             return e.reason in ("memory_dependency", "execution_dependency") or \
-                s.instruction.base_opcode in ("RET", "CALL")
+                s.instruction.base_opcode in RETURNS | CALLS
         m = match_edges(ctx.edges, keep)
         if m is None:
             return None
@@ -36,13 +40,12 @@ class FunctionInlining(Optimizer):
         return latency_hiding(ctx.total, match.latency, active)
 
     def fix(self, ctx, match: Match) -> Fix | None:
-        from collections import Counter
         c: Counter = Counter()
         for e in match.edges:
             c[ctx.site(e.use).function] += e.stall
         if not c:
             return None
         fn = c.most_common(1)[0][0]
-        name = (fn.demangled or fn.name).split("(")[0]
+        name = qualified_name(fn.demangled or fn.name)
         first = next((i.loc for i in fn.instructions if i.loc), None)
         return Fix("inline", first.file if first else None, first.line if first else None, {"function": name})

@@ -6,6 +6,10 @@ latency samples (the scheduler idled), see ``loop_no_unroll.fetch_stall_eliminat
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
+from ..model import Fix
 from .base import Match, Optimizer, match_edges
 from .loop_no_unroll import fetch_stall_elimination
 
@@ -29,9 +33,6 @@ class FunctionSplit(Optimizer):
         return match_edges(ctx.edges_where(reasons=("instruction_fetch",)), keep)
 
     def fix(self, ctx, match):
-        from collections import Counter
-
-        from ..model import Fix
         calls: Counter = Counter()
         for e in match.edges:
             site = ctx.site(e.use)
@@ -46,7 +47,6 @@ class FunctionSplit(Optimizer):
 
 
 def _callee_at(text: str) -> str | None:
-    import re
     for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", text):
         if m.group(1) not in ("if", "for", "while", "switch", "return", "sizeof"):
             return m.group(1)

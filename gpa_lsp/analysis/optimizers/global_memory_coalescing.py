@@ -23,11 +23,10 @@ the excess sectors' share of its traffic, so those samples are matched x
 
 from __future__ import annotations
 
+from ...sass.opcodes import GLOBAL_WRITES, MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
 from .base import Match, Optimizer
-from .shared_memory_bank_conflicts import _MIO_OTHER, _mio_throttle_share
-
-SHARED_OPS = ("LDS", "STS", "LDSM", "ATOMS")
+from .shared_memory_bank_conflicts import _mio_throttle_share
 
 
 def queue_excess_share(ctx) -> float:
@@ -41,7 +40,7 @@ def queue_excess_share(ctx) -> float:
             excess_sectors += max(0, p.sectors - p.ideal_sectors)
             continue
         site = ctx.site(o)
-        if site is not None and p.executed and site.instruction.base_opcode in _MIO_OTHER | set(SHARED_OPS):
+        if site is not None and p.executed and site.instruction.base_opcode in MIO_OTHER | SHARED_ACCESSES:
             other += p.executed
     share = excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
     ctx.memo["coalescing_queue_share"] = share
@@ -67,7 +66,7 @@ def _is_store(ctx, offset: int) -> bool:
     if site is None:
         return False
     op = site.instruction.opcode.split(".")[0]
-    return op in ("STG", "ST", "RED", "ATOM", "ATOMG")
+    return op in GLOBAL_WRITES
 
 
 def drain_edges(ctx) -> list[BlameEdge]:
@@ -108,7 +107,7 @@ def queue_weight(ctx, e: BlameEdge) -> float:
         return share * (_mio_throttle_share(pc) if pc is not None else 0.0)
     if e.reason == "execution_dependency" and e.category != "self":
         site = ctx.site(e.def_)
-        if site is not None and site.instruction.base_opcode in _MIO_OTHER:
+        if site is not None and site.instruction.base_opcode in MIO_OTHER:
             return share
     return 0.0
 

@@ -18,31 +18,32 @@ the trip count). Only loops that hold a non-spill local access count.
 
 from __future__ import annotations
 
+from ...sass.opcodes import PLAIN_BRANCHES
 from .base import Match, Optimizer
-from .register_reuse import is_local, is_spill, local_cost
+from .register_reuse import SpillFacts, is_local, is_spill, local_cost
 
-BRANCHES = ("BRA", "BRX", "JMP")
 
 
 def _control(ctx) -> frozenset[int]:
     """Offsets of the branch and predicate-compare instructions of loops holding a local-array access."""
     out: set[int] = set()
+    facts = SpillFacts()
     for fb in ctx.blames:
         fn = fb.function
         ins = fn.instructions
         for lp in ctx.loops.get(fn.name, ()):
             body = sorted(lp.instructions)
-            if not any(is_local(ins[k]) and not is_spill(ins[k], fn) for k in body):
+            if not any(is_local(ins[k]) and not is_spill(ins[k], fn, facts) for k in body):
                 continue
             preds: set[str] = set()
             for k in body:
-                if ins[k].base_opcode in BRANCHES:
+                if ins[k].base_opcode in PLAIN_BRANCHES:
                     out.add(ins[k].offset)
                     if ins[k].predicate:
                         preds.add(ins[k].predicate)
             for k in body:
                 i = ins[k]
-                if i.base_opcode not in BRANCHES and i.dsts and set(i.dsts) <= preds:
+                if i.base_opcode not in PLAIN_BRANCHES and i.dsts and set(i.dsts) <= preds:
                     out.add(i.offset)
     return frozenset(out)
 

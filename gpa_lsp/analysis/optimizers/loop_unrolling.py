@@ -19,11 +19,11 @@ Reordering's advice), not an unroll.
 
 from __future__ import annotations
 
+from ...sass.opcodes import CTA_BARRIERS
 from ..model import Fix
-from .base import Match, Optimizer, hottest, loop_scopes_for, match_edges
+from .base import Estimator, Match, Optimizer, hottest, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
-BARRIERS = ("BAR", "BARRIER")
 
 
 def has_barrier(ctx, lp) -> bool:
@@ -31,13 +31,13 @@ def has_barrier(ctx, lp) -> bool:
     if site is None:
         return False
     ins = site.function.instructions
-    return any(ins[k].base_opcode in BARRIERS for k in lp.instructions)
+    return any(ins[k].base_opcode in CTA_BARRIERS for k in lp.instructions)
 
 
 class LoopUnrolling(Optimizer):
     id = "loop_unrolling"
     title = "Loop Unrolling"
-    method = "scoped_latency_hiding"
+    method = Estimator.scoped_latency_hiding
     suggestion = ("Each iteration waits on values produced in the same iteration. Unroll the loop "
                   "(#pragma unroll N, or by hand when the trip count is not known) so independent loads and "
                   "arithmetic of several iterations overlap.")

@@ -26,6 +26,7 @@ from .global_memory_coalescing import drain_edges, excess
 
 class MemoryTransactionReduction(Optimizer):
     id = "memory_transaction_reduction"
+    generic = True
     keeps = ()   # fewer or wider transactions change the work of every memory level
     title = "Memory Transaction Reduction"
     suggestion = ("The memory pipeline is throttled. Issue fewer, wider and coalesced accesses (float4 "

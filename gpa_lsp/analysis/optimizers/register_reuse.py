@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from ...sass.opcodes import LOCAL_LOADS, LOCAL_MEMORY
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer, match_edges
 from .lg_queue import lg_share, queue_edges
@@ -38,27 +39,14 @@ _STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
 _ANNOTATION = re.compile(r"\(\*.*?\*\)")
 SPILL_MARK = "SpillRefill"
 
-_ANNOTATED: dict[int, tuple] = {}
-_REFILLED: dict[int, tuple] = {}
-
 
 def _clean(op: str) -> str:
     return _ANNOTATION.sub("", op).strip()
 
 
-def _cached(cache: dict, function, compute):
-    """Per-function memo keyed by identity (the object is kept, so its id cannot be reused)."""
-    got = cache.get(id(function))
-    if got is None or got[0] is not function:
-        if len(cache) > 256:
-            cache.clear()
-        got = cache[id(function)] = (function, compute(function))
-    return got[1]
-
-
 def _function_annotated(function) -> bool:
-    return _cached(_ANNOTATED, function, lambda f: any(
-        SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands) for i in f.instructions))
+    return any(SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands)
+               for i in function.instructions)
 
 
 def _frame_slot(ins) -> str | None:
@@ -70,35 +58,61 @@ def _frame_slot(ins) -> str | None:
 
 
 def _refilled_slots(function) -> frozenset:
-    return _cached(_REFILLED, function, lambda f: frozenset(
-        s for i in f.instructions if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None))
+    return frozenset(s for i in function.instructions
+                     if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None)
+
+
+class SpillFacts:
+    """What :func:`is_spill` needs to know of a whole function, computed once per function for
+    whoever holds this object (one kernel's analysis): does nvdisasm annotate its spills, and which
+    stack-frame slots does it reload."""
+
+    def __init__(self) -> None:
+        self._annotated: dict[int, tuple] = {}
+        self._refilled: dict[int, tuple] = {}
+
+    @staticmethod
+    def _cached(cache: dict, function, compute):
+        # keyed by identity; the function is kept with its value, so its id cannot be reused
+        got = cache.get(id(function))
+        if got is None or got[0] is not function:
+            got = cache[id(function)] = (function, compute(function))
+        return got[1]
+
+    def annotated(self, function) -> bool:
+        return self._cached(self._annotated, function, _function_annotated)
+
+    def refilled(self, function) -> frozenset:
+        return self._cached(self._refilled, function, _refilled_slots)
 
 
 def _is_load(ins) -> bool:
-    return ins.memory.load if ins.memory is not None else ins.base_opcode == "LDL"
+    return ins.memory.load if ins.memory is not None else ins.base_opcode in LOCAL_LOADS
 
 
 def is_local(ins) -> bool:
     if ins.memory is not None:
         return ins.memory.space == "local"
-    return ins.base_opcode in ("LDL", "STL")
+    return ins.base_opcode in LOCAL_MEMORY
 
 
-def is_spill(ins, function=None) -> bool:
-    """A register spill or refill: annotated by nvdisasm, else a constant stack-frame offset."""
+def is_spill(ins, function=None, facts: SpillFacts | None = None) -> bool:
+    """A register spill or refill: annotated by nvdisasm, else a constant stack-frame offset.
+    ``facts``: the per-function facts of the caller's analysis (one is made for this call without)."""
     if not is_local(ins):
         return False
     text = (ins.text or "") + " ".join(ins.operands)
     if SPILL_MARK in text:
         return True
-    if function is not None and _function_annotated(function):
+    if function is None:
+        return _frame_slot(ins) is not None
+    facts = facts if facts is not None else SpillFacts()
+    if facts.annotated(function):
         return False   # the tool annotates spills; this local access is not one
     slot = _frame_slot(ins)
     if slot is None:
         return False
-    if _is_load(ins) or function is None:
-        return True
-    return slot in _refilled_slots(function)
+    return _is_load(ins) or slot in facts.refilled(function)
 
 
 def local_cost(ctx, spill: bool):
@@ -112,6 +126,7 @@ def local_cost(ctx, spill: bool):
     if spill in done:
         return done[spill]
     memo = ctx.memo.setdefault("local_kind", {})
+    facts = SpillFacts()
 
     def kind(off: int):
         got = memo.get(off)
@@ -120,7 +135,7 @@ def local_cost(ctx, spill: bool):
             if site is None or not is_local(site.instruction):
                 got = memo[off] = "none"
             else:
-                got = memo[off] = "spill" if is_spill(site.instruction, site.function) else "array"
+                got = memo[off] = "spill" if is_spill(site.instruction, site.function, facts) else "array"
         return got
 
     want = "spill" if spill else "array"

@@ -38,10 +38,12 @@ import re
 
 from ..blame import BlameEdge
 from ..model import Fix
+from ...profile.demangle import unqualified_name
+from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
 from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
-from .base import Match, Optimizer, hottest, match_edges
+from .base import Estimator, Match, Optimizer, hottest, match_edges
 from .lg_queue import lg_share, queue_edges
 
 _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
@@ -82,7 +84,7 @@ def _blocks(function):
         if i.offset in targets and k > start:
             yield start, k
             start = k
-        if i.base_opcode in ("BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "CALL", "BSYNC", "WARPSYNC"):
+        if i.base_opcode in REGION_ENDS:
             yield start, k + 1
             start = k + 1
     if start < len(ins):
@@ -113,7 +115,7 @@ def reload_match(ctx) -> Match | None:
 
 
 def _plain_global_load(ins) -> bool:
-    return ins.base_opcode in ("LDG", "LD") and ".CONSTANT" not in ins.opcode
+    return ins.base_opcode in GLOBAL_LOADS and ".CONSTANT" not in ins.opcode
 
 
 def _behind_a_store(ctx) -> set[int]:
@@ -126,7 +128,7 @@ def _behind_a_store(ctx) -> set[int]:
     for fb in ctx.blames:
         ins = fb.function.instructions
         stores = [k for k, i in enumerate(ins)
-                  if (i.memory is not None and i.memory.global_write) or i.base_opcode in ("BAR", "BARRIER")]
+                  if (i.memory is not None and i.memory.global_write) or i.base_opcode in CTA_BARRIERS]
         if not stores:
             continue
         first_store = stores[0]
@@ -156,7 +158,7 @@ class RestrictPointer(Optimizer):
             return 4.0
         return None
     title = "Restrict Pointer"
-    method = "latency_hiding"
+    method = Estimator.latency_hiding
     suggestion = ("Loads go through a pointer that may alias the kernel's stores, so the compiler neither uses "
                   "the read-only path nor moves loads earlier. Declare read-only inputs `const T* __restrict__`.")
 
@@ -172,8 +174,8 @@ class RestrictPointer(Optimizer):
             return s is not None and _plain_global_load(s.instruction) and e.def_ in blocked
         return match_edges(ctx.edges_where(categories=("global_memory",)), keep)
 
-    def method_for(self, match: Match) -> str:
-        return "stall_elimination" if "reloads" in match.data else "latency_hiding"
+    def method_for(self, match: Match) -> Estimator:
+        return Estimator.stall_elimination if "reloads" in match.data else Estimator.latency_hiding
 
     def estimate(self, ctx, match: Match) -> float:
         if "reloads" in match.data:
@@ -182,7 +184,7 @@ class RestrictPointer(Optimizer):
 
     def fix(self, ctx, match: Match) -> Fix | None:
         entry = ctx.entry
-        name = (entry.demangled or entry.name).split("(")[0].split("::")[-1].strip()
+        name = unqualified_name(entry.demangled or entry.name)
         loc = next((i.loc for i in entry.instructions if i.loc), None)
         if loc is None:
             return None

@@ -24,13 +24,11 @@ the conflict degree is unknown and nothing is matched.
 
 from __future__ import annotations
 
+from ...sass.opcodes import MIO_OTHER
 from .. import defuse
 from ..blame import BlameEdge
 from .base import Match, Optimizer, match_edges, reason_share
 
-# instructions that go through the MIO queue besides shared-memory accesses
-_MIO_OTHER = {"S2R", "SHFL", "MUFU", "I2F", "F2I", "F2F", "I2FP", "F2IP", "FRND", "POPC", "FLO", "BREV",
-              "LDC", "ULDC", "ATOMS", "VOTE", "MATCH", "BAR", "MEMBAR"}
 
 
 def conflict_ways(pc) -> float:
@@ -63,7 +61,7 @@ def mio_replay_share(ctx) -> float:
             n = conflict_ways(pc) or 1.0
             total += pc.executed * n
             replay += pc.executed * (n - 1.0)
-        elif ins.base_opcode in _MIO_OTHER:
+        elif ins.base_opcode in MIO_OTHER:
             total += pc.executed
     got = ctx.memo["mio_replay_share"] = replay / total if total > 0 else 0.0
     return got

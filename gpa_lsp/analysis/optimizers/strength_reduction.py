@@ -23,12 +23,12 @@ Estimator: stall elimination (Eq. 2).
 
 from __future__ import annotations
 
-from .. import defuse
+from ...sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU
 from ..model import Fix
 from ..sources import double_literals, source_line
 from .base import Match, Optimizer, hottest, match_edges
 
-SLOW = defuse.CONVERSIONS | defuse.MUFU | defuse.FP64 | {"POPC", "FLO", "BREV"}
+SLOW = CONVERSIONS | MUFU | FP64 | BIT_COUNTS
 DIVISION_LENGTH = 20   # instructions of nvcc's 32-bit integer division expansion (sm_90)
 REDUCED_LENGTH = 3     # IMAD.HI/IMAD.WIDE.U32 + SHF (+ IMAD for the remainder)
 

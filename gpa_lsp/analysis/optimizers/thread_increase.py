@@ -8,15 +8,16 @@ shared memory, the blocks-per-SM cap) are what this advice changes.
 
 from __future__ import annotations
 
+from ...profile.demangle import unqualified_name
 from ..estimate import thread_increase
 from ..model import Fix
 from ..sources import launch_sites
-from .base import Match, Optimizer
+from .base import Estimator, Match, Optimizer
 
 
 def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
     entry = ctx.entry
-    name = (entry.demangled or entry.name).split("(")[0].split("::")[-1].strip()
+    name = unqualified_name(entry.demangled or entry.name)
     files = []
     for ins in entry.instructions:
         if ins.loc and ins.loc.file not in files:
@@ -41,7 +42,7 @@ class ThreadIncrease(Optimizer):
     id = "thread_increase"
     title = "Thread Increase"
     kind = "parallel"
-    method = "parallel"
+    method = Estimator.parallel
     suggestion = ("Too few warps are resident per scheduler to hide latency. Use larger blocks (at least 128 "
                   "threads), or reduce registers / shared memory per block if those limit occupancy.")
 

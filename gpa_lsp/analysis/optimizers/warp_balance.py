@@ -37,13 +37,11 @@ before them.
 
 from __future__ import annotations
 
+from ...sass.opcodes import GLOBAL_LOADS, PLAIN_STORES, SHARED_LOADS, SHARED_STORES, WAIT_BARRIERS
 from ...sass.operands import address_registers, memory_operand
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer
 
-BARRIERS = ("BAR", "BARRIER", "MEMBAR", "WARPSYNC", "SYNCS")
-SHARED_LOADS = ("LDS",)
-SHARED_STORES = ("STS",)
 WINDOW = 8           # instructions searched back from a shared store for its in-place combine
 
 
@@ -57,7 +55,7 @@ def _last_barriers(ctx, function) -> tuple[int, ...]:
     if key not in ctx.memo:
         out, last = [], -1
         for i in function.instructions:
-            if i.base_opcode in BARRIERS:
+            if i.base_opcode in WAIT_BARRIERS:
                 last = i.offset
             out.append(last)
         ctx.memo[key] = tuple(out)
@@ -82,7 +80,7 @@ def _in_place_combine(ins, k: int) -> bool:
     feeding: set[str] = set(data)
     for j in range(k - 1, max(-1, k - 1 - WINDOW), -1):
         i = ins[j]
-        if i.base_opcode in BARRIERS:
+        if i.base_opcode in WAIT_BARRIERS:
             break
         if i.dsts & feeding:
             if i.base_opcode in SHARED_LOADS:
@@ -91,10 +89,6 @@ def _in_place_combine(ins, k: int) -> bool:
                 continue
             feeding |= set(i.srcs)
     return False
-
-
-_GLOBAL_LOADS = ("LDG", "LD")
-_STORES = ("STS", "STG", "ST")
 
 
 def _stored_back(ctx, function) -> frozenset[int]:
@@ -114,7 +108,7 @@ def _stored_back(ctx, function) -> frozenset[int]:
             continue
         if i.base_opcode in ("STG", "ST"):
             stored[addr] = set(address_registers(addr))
-        elif i.base_opcode in _GLOBAL_LOADS and addr in stored:
+        elif i.base_opcode in GLOBAL_LOADS and addr in stored:
             out.add(k)
     got = ctx.memo[key] = frozenset(out)
     return got
@@ -126,7 +120,7 @@ def round_trips(ctx, function) -> frozenset[int]:
     key = ("round_trips", function.name)
     if key not in ctx.memo:
         ins = function.instructions
-        bars = [k for k, i in enumerate(ins) if i.base_opcode in BARRIERS]
+        bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
         ctx.memo[key] = frozenset(ins[k].offset for k in _stored_back(ctx, function)
                                   if any(b < k for b in bars))
     return ctx.memo[key]
@@ -144,20 +138,20 @@ def latency_barriers(ctx, function) -> frozenset[int]:
     out: set[int] = set()
     start = 0
     for b, bar in enumerate(ins):
-        if bar.base_opcode not in BARRIERS:
+        if bar.base_opcode not in WAIT_BARRIERS:
             continue
         loaded: dict[str, bool] = {}     # register -> defined by a global load (True: a round trip)
         publishes = False
         for k in range(start, b):
             i = ins[k]
-            if i.base_opcode in _STORES and i.memory is not None and not i.memory.load:
+            if i.base_opcode in PLAIN_STORES and i.memory is not None and not i.memory.load:
                 addr = address_registers(memory_operand(i.operands))
                 data = [r for r in i.srcs if r not in addr]
                 if any(loaded.get(r) is False for r in data):
                     publishes = True
             for r in i.dsts:
                 loaded.pop(r, None)
-            if i.base_opcode in _GLOBAL_LOADS:
+            if i.base_opcode in GLOBAL_LOADS:
                 for r in i.dsts:
                     loaded[r] = k in round_trip
         if publishes:
@@ -174,7 +168,7 @@ def shared_tree(ctx, function) -> frozenset[int]:
     if key in ctx.memo:
         return ctx.memo[key]
     ins = function.instructions
-    bars = [k for k, i in enumerate(ins) if i.base_opcode in BARRIERS]
+    bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
     out: frozenset[int] = frozenset()
     if bars and any(i.base_opcode in SHARED_STORES and _in_place_combine(ins, k) for k, i in enumerate(ins)):
         lo, hi = bars[0], bars[-1]
@@ -185,7 +179,7 @@ def shared_tree(ctx, function) -> frozenset[int]:
             return lo < k < hi or any(k in lp.instructions for lp in barrier_loops)
 
         out = frozenset(i.offset for k, i in enumerate(ins)
-                        if i.base_opcode in SHARED_LOADS + SHARED_STORES and between(k))
+                        if i.base_opcode in SHARED_LOADS | SHARED_STORES and between(k))
     ctx.memo[key] = out
     return out
 

@@ -21,7 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ToolNotFound
+from ...errors import BuildError, ToolNotFound
+from ...install import pip_extra
 
 SOURCE = Path(__file__).with_name("gpa_inject.c")
 LIBNAME = "libgpa_inject.so"
@@ -104,7 +105,6 @@ def find_cupti(*, require_library: bool = True) -> CuptiInstall:
             raise ToolNotFound("cuda.h was not found (needed to build the CUPTI injection library)",
                                "install the CUDA toolkit headers or set CUDA_HOME")
         return CuptiInstall(inc, lib or libdir / "libcupti.so", cuda_inc, _api_version(inc), origin)
-    from ...install import pip_extra
     raise ToolNotFound("CUPTI (cupti_pcsampling.h and libcupti.so) was not found",
                        f"install gpa-lsp's cupti extra (it brings nvidia-cuda-cupti): {pip_extra('cupti')}; "
                        "or install the CUDA toolkit's CUPTI (extras/CUPTI, found through CUDA_HOME); "
@@ -155,7 +155,6 @@ def injection_library(cupti: CuptiInstall | None = None, *, force: bool = False)
         out = Path(tmp) / LIBNAME
         proc = subprocess.run(compile_argv(cc, cupti, out), capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            from ...errors import BuildError
             raise BuildError("could not compile the CUPTI injection library",
                              f"check the C compiler and the CUPTI headers in {cupti.include}",
                              output=proc.stderr[-8000:])
