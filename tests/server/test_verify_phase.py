@@ -106,10 +106,17 @@ def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
     cancel = threading.Event()
 
     def slow_verify(config, bundle, report, *, cancel, dynamic, store, store_path=None, progress):
+        def save_while_building():
+            # the user saves again while nvcc compiles the variant in its scratch copy
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not seen:
+                seen.extend(_scratch_processes())
+                time.sleep(0.01)
+            cancel.set()
+
         def watch(i, n, what):
             progress(i, n, what)
-            # the user saves again while nvcc compiles the variant
-            threading.Timer(0.5, lambda: (seen.extend(_scratch_processes()), cancel.set())).start()
+            threading.Thread(target=save_while_building, daemon=True).start()
         return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=False, store=store,
                                 store_path=store_path, progress=watch)
     cfg = load(folder)
