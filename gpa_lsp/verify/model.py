@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # below this measured ratio a change is "no gain" (timing noise on a quiet H100 is about 1%)
 NO_GAIN = 1.02

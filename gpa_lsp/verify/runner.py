@@ -190,7 +190,7 @@ class Experiment:
                                             f"lower it ({diff.instructions[0]} -> {diff.instructions[1]} "
                                             "instructions)"), s
         if fix.kind in static.DELETING and ctx is not None:
-            counts = {k: len(v) for k, v in static._groups(before, self.keys.rebuilt(orig_scratch)).items()}
+            counts = {k: len(v) for k, v in static.groups(before, self.keys.rebuilt(orig_scratch)).items()}
             deleted = static.deleted_offsets(ctx.entry, removed, self.keys.recorded, counts) if removed else frozenset()
             for fb in ctx.blames:
                 if fb.function is not ctx.entry and removed:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 from ..analysis.deletion import vanishing_edges
 from ..analysis.estimate import stall_elimination
@@ -81,7 +81,7 @@ def line_shift(edits: Iterable, file: str) -> Callable[[int], int]:
     return old
 
 
-def _groups(fn: Function, key: Callable[[Instruction], LineKey | None]) -> dict[tuple[LineKey, str], list[Instruction]]:
+def groups(fn: Function, key: Callable[[Instruction], LineKey | None]) -> dict[tuple[LineKey, str], list[Instruction]]:
     out: dict[tuple[LineKey, str], list[Instruction]] = defaultdict(list)
     for ins in fn.instructions:
         k = key(ins)
@@ -98,7 +98,7 @@ def compare(before: Function, after: Function, *, sampled_lines: set[LineKey],
             key_before: Callable[[Instruction], LineKey | None],
             key_after: Callable[[Instruction], LineKey | None]) -> tuple[StaticDiff, dict[tuple[LineKey, str], int]]:
     """The diff of two compilations of one function, and the count removed per (line, base opcode)."""
-    gb, ga = _groups(before, key_before), _groups(after, key_after)
+    gb, ga = groups(before, key_before), groups(after, key_after)
     removed: dict[tuple[LineKey, str], int] = {}
     vanished: Counter = Counter()
     appeared: Counter = Counter()
@@ -128,10 +128,10 @@ def deleted_offsets(sampled: Function, removed: dict[tuple[LineKey, str], int],
 
     When the recorded build's group size differs from the rebuilt original's (another compiler
     version), the removed count is scaled to it."""
-    groups = _groups(sampled, key)
+    by_key = groups(sampled, key)
     out: set[int] = set()
     for k, n in removed.items():
-        ins = groups.get(k)
+        ins = by_key.get(k)
         if not ins:
             continue
         total = rebuilt_counts.get(k) or len(ins)
@@ -173,6 +173,3 @@ def sampled_lines(ctx, key: Callable[[Instruction], LineKey | None], min_share: 
                     out.add(k)
     return out
 
-
-def functions_named(functions: Sequence[Function], name: str) -> Function | None:
-    return next((f for f in functions if f.name == name), None)
