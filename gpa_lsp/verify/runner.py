@@ -116,6 +116,7 @@ class Experiment:
         self.keys = _Keys(config, self.path_map)
         self.reader = make_reader(mapper=self.path_map)
         self._original: tuple[Scratch, list[Path]] | None = None
+        self._copy: Scratch | None = None
         self.scratches: list[Scratch] = []
         self._lock = threading.Lock()
         self._contexts: dict[str, object] = {}
@@ -124,10 +125,16 @@ class Experiment:
         for s in self.scratches:
             s.cleanup()
 
+    def original_copy(self) -> Scratch:
+        """The unedited project's scratch copy: its cubins (static compare) and its program (timing)."""
+        if self._copy is None:
+            self._copy = make(self.config, {})
+            self.scratches.append(self._copy)
+        return self._copy
+
     def original(self) -> tuple[Scratch, list[Path]]:
         if self._original is None:
-            s = make(self.config, {})
-            self.scratches.append(s)
+            s = self.original_copy()
             self._original = (s, build_cubins(s.config, s.home / "cubins", self.cancel))
         return self._original
 
@@ -292,25 +299,27 @@ def _try(fn):
 
 
 def _time(exp: Experiment, report: Report, to_time, options: Options, cancel, log) -> dict:
-    """Time the original and every variant of one kernel together, interleaved."""
+    """Time the original and the variants, kernel by kernel, interleaved (the original built once)."""
     out: dict = {}
     deadline = time.monotonic() + options.budget_s
     by_kernel: dict[str, list] = {}
     for item in to_time:
         by_kernel.setdefault(item[0][0], []).append(item)
+    # the original is built once for every kernel; the builds are independent CPU work, so they
+    # run in parallel (the timed runs that follow are not)
+    orig = exp.original_copy()
+    scratches = [orig] + [sc for _, _, sc in to_time]
+    with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
+        built = dict(zip(map(id, scratches),
+                         pool.map(lambda sc: _try(lambda: dynamic.build_program(sc, cancel)), scratches)))
+    if isinstance(built[id(orig)], GpaError):
+        log(f"not timed: the original does not build ({built[id(orig)].message})")
+        return out
     for kernel, items in by_kernel.items():
-        orig = make(exp.config, {})
-        exp.scratches.append(orig)
-        # the builds are independent CPU work: in parallel (the runs that follow are not)
-        scratches = [orig] + [sc for _, _, sc in items]
-        with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
-            built = list(pool.map(lambda sc: _try(lambda: dynamic.build_program(sc, cancel)), scratches))
-        if isinstance(built[0], GpaError):
-            log(f"not timed: the original does not build ({built[0].message})")
-            continue
-        programs = [(orig, built[0])]
+        programs = [(orig, built[id(orig)])]
         kept = []
-        for (key, v, sc), exe in zip(items, built[1:]):
+        for key, v, sc in items:
+            exe = built[id(sc)]
             if isinstance(exe, GpaError):
                 out[key] = dataclasses.replace(v, status="no_build", note=exe.message[-300:])
             else:
