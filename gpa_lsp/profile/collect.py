@@ -108,9 +108,11 @@ def _tree_sources(root: str, limit: int = 500, max_dirs: int = 2000) -> list[Pat
 
 
 def _sources(config: Config) -> list[dict]:
-    if config.build.sources:
-        return source_records([config.resolve(s) for s in config.build.sources], config.root)
-    return source_records(_tree_sources(config.root), config.root)
+    """[build] sources, then the other sources of the project's tree: a harness may compile some
+    at run time (NVRTC reads a .cu file that no build names)."""
+    named = [config.resolve(s) for s in config.build.sources]
+    rest = [str(p.resolve()) for p in _tree_sources(config.root)]
+    return source_records(named + [p for p in rest if p not in set(named)], config.root)
 
 
 # the shortest sampling period tried when a run brings too few samples: below 2^7 cycles the
@@ -281,6 +283,31 @@ def _cubins_for_ncu(config: Config, build_output: str | None, workdir: Path, can
     return found
 
 
+def loaded_cubins(config: Config, build_output: str | None, *, cancel=None, log=print) -> tuple[dict[str, bytes], str | None]:
+    """The cubins the harness loads at run time, by one run under the CUPTI injection library in
+    its launch-records-only mode (``GPA_CUPTI_NO_PCSAMPLING``, no activity tracing: the kernels
+    run at full speed), which saves every module the driver loads: NVRTC output, a cubin read from
+    a file the build does not name, CuPy's RawModule. ncu's report holds the SASS but not the
+    cubin, so without this run a program that compiles its kernels when it runs has none to
+    analyse. Returns ({sha256: cubin} of the launched kernels' modules, None) or ({}, why not)."""
+    try:
+        cupti = find_cupti()
+        lib = injection_library(cupti)
+        command, cwd, env = _harness_parts(config, build_output)
+        with tempfile.TemporaryDirectory(prefix="gpa-modules-") as tmp:
+            env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp, "GPA_CUPTI_NO_PCSAMPLING": "1",
+                        "GPA_CUPTI_NO_ACTIVITY": "1"})
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+            log("saving the cubins the harness loads at run time (one run under the CUPTI injection library) ...")
+            res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+            run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail, require_samples=False)
+    except GpaError as exc:
+        if cancel is not None and cancel.is_set():
+            raise
+        return {}, f"the cubins the harness loads at run time could not be saved ({exc.message})"
+    return dict(run.cubins), None
+
+
 def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
     ncu = find_tool("ncu", config.profile.ncu)
     command, cwd, env = _harness_parts(config, build_output)
@@ -298,11 +325,21 @@ def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_outp
         details = ncu_mod.export(ncu, rep, "details", cancel=cancel)
         raw = ncu_mod.export(ncu, rep, "raw", cancel=cancel)
         cubins = _cubins_for_ncu(config, build_output, tmpd, cancel)
+        missing = ncu_mod.kernels_without_cubin(source, cubins)
+        loaded_note = None
+        if missing:
+            # compiled or loaded at run time (NVRTC, cuModuleLoadData): the driver hands them to CUPTI
+            log(f"no cubin of the build defines {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+            loaded, loaded_note = loaded_cubins(config, build_output, cancel=cancel, log=log)
+            cubins.update(loaded)
         if not cubins:
-            raise ProfilingError("no cubin for the profiled program (cuobjdump found none, and [build] has no sources)",
-                                 "set [build] sources so gpa can build the cubins, or [build] output to the executable")
+            raise ProfilingError("no cubin for the profiled program (cuobjdump found none, [build] has no sources, "
+                                 "and none was saved from a run under CUPTI" + (f": {loaded_note}" if loaded_note else "")
+                                 + ")", "set [build] sources so gpa can build the cubins, or [build] output to the "
+                                 "executable or cubin")
         profile, used, notes = ncu_mod.convert(source, details, cubins, device=query_device(),
                                                kernels=config.profile.kernels)
+        notes += [loaded_note] if loaded_note else []
         if not profile.pcs:
             raise ncu_mod.explain_empty(res.output_tail, config.profile.kernels)
         profile = attach_throughput(profile, parse_raw_csv(raw), "none")

@@ -237,6 +237,17 @@ def convert(source_csv: str, details_csv: str, cubins: Mapping[str, bytes], *, d
     return profile, {k: v for k, v in cubins.items() if k in used}, notes
 
 
+def kernels_without_cubin(source_csv: str, cubins: Mapping[str, bytes]) -> list[str]:
+    """The profiled kernels (source page blocks with rows) that no cubin of ``cubins`` defines."""
+    funcs: dict[str, tuple[str, int]] = {}
+    for sha, data in cubins.items():
+        for fname, size in elf.functions(data).items():
+            funcs.setdefault(fname, (sha, size))
+    dem = demangle_all(funcs)
+    return sorted({b.kernel for b in parse_source_csv(source_csv)
+                   if b.rows and _resolve(b.kernel, len(b.rows), funcs, dem) is None})
+
+
 # ---------------------------------------------------------------- running ncu
 
 def launch_filter(kernels: Sequence[str], launch_count: int) -> list[str]:

@@ -1,0 +1,101 @@
+"""examples/python_harness: a Python program that loads its kernels at run time with cuda-bindings
+(poly_double from a cubin [build] compiles, fir_bank compiled by NVRTC when it runs).
+
+Here, without a GPU: the build makes the cubin the harness loads, with line information; the ncu
+collector finds which profiled kernels no cubin of the build defines and takes them from a run
+under the CUPTI injection library (its module records, as the driver hands them over)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from pathlib import Path
+
+from gpa_lsp.build import build
+from gpa_lsp.config import load
+from gpa_lsp.profile import collect
+from gpa_lsp.profile.bundle import read_bundle
+from gpa_lsp.profile.cubins import functions, has_line_info
+from gpa_lsp.profile.ncu import kernels_without_cubin
+
+from .conftest import EXAMPLES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "profile" / "fixtures"
+HERE = EXAMPLES / "python_harness"
+
+
+def _copy(tmp_path) -> Path:
+    dest = tmp_path / "python_harness"
+    shutil.copytree(HERE, dest, ignore=shutil.ignore_patterns("build", "recorded", ".gpa", "__pycache__"))
+    return dest
+
+
+def test_the_build_makes_the_cubin_the_harness_loads(tmp_path):
+    folder = _copy(tmp_path)
+    cfg = load(folder)
+    res = build(cfg)
+    assert res.ok, res.log
+    assert res.output == str(folder / "build" / "poly.cubin") and "-cubin" in res.command
+    data = Path(res.output).read_bytes()
+    assert has_line_info(data) and set(functions(data)) == {"poly_double"}
+    harness = (folder / "harness.py").read_text()
+    assert '"build" / "poly.cubin"' in harness and '"src" / "fir.cu"' in harness
+    # the NVRTC program is named by its source's path: the line table leads back to src/fir.cu
+    assert "nvrtcCreateProgram(source.read_bytes(), str(source).encode()" in harness
+    assert "--generate-line-info" in harness
+
+
+def test_kernels_without_cubin_are_those_no_cubin_defines():
+    source = gzip.open(FIXTURES / "probe.ncu-source.csv.gz", "rt").read()
+    cubins = read_bundle(FIXTURES / "probe-run2.cupti.gpabundle").cubins
+    everything = ["_Z5chasePKiPKfPfii", "_Z7stencilPKfPfii", "_Z8localarrPKfPfii"]
+    assert kernels_without_cubin(source, cubins) == []
+    assert kernels_without_cubin(source, {}) == everything
+
+
+def _fake_injection_run(cubin: bytes, kernel: str, seen: dict):
+    """harness.run as the injection library leaves it in launch-records-only mode: a module record,
+    the cubin file, launch records and END (gpa_inject.c's format 2)."""
+
+    def run(command, *, cwd, env, timeout, cancel=None, **kw):
+        seen.update(env=dict(env), command=list(command), cwd=cwd)
+        out = Path(env["GPA_CUPTI_OUT"])
+        (out / "cubin_00000000deadbeef.cubin").write_bytes(cubin)
+        lines = ["V 2 130000 12",
+                 "D 1 0 9 0 132 1980000 2048 32 65536 233472 1024 13000 NVIDIA H100 80GB HBM3",
+                 f"M 1 deadbeef 1 {len(cubin)} cubin_00000000deadbeef.cubin",
+                 f"L 1 0 16384 1 1 256 1 1 0 7 {kernel}",
+                 f"L 1 0 16384 1 1 256 1 1 0 9 {kernel}", "END"]
+        (out / "cupti.txt").write_text("\n".join(lines) + "\n")
+        return collect.harness.RunResult(argv=tuple(command), returncode=0, stdout="", stderr="", wall_s=0.1)
+
+    return run
+
+
+def test_loaded_cubins_come_from_a_run_in_launch_records_only_mode(tmp_path, monkeypatch):
+    folder = _copy(tmp_path)
+    cfg = load(folder)
+    res = build(cfg)
+    jit = Path(res.output).read_bytes()          # stands for the cubin NVRTC made in the harness's memory
+    seen: dict = {}
+    monkeypatch.setattr(collect, "injection_library", lambda cupti: tmp_path / "libgpa_inject.so")
+    monkeypatch.setattr(collect.harness, "run", _fake_injection_run(jit, "poly_double", seen))
+    got, note = collect.loaded_cubins(cfg, res.output, log=lambda m: None)
+    assert note is None and got == {hashlib.sha256(jit).hexdigest(): jit}
+    env = seen["env"]
+    assert env["CUDA_INJECTION64_PATH"] == str(tmp_path / "libgpa_inject.so")
+    assert env["GPA_CUPTI_NO_PCSAMPLING"] == "1" and env["GPA_CUPTI_NO_ACTIVITY"] == "1"
+    assert seen["command"] == ["python3", "harness.py"] and Path(seen["cwd"]) == folder
+
+
+def test_loaded_cubins_say_why_not(tmp_path, monkeypatch):
+    from gpa_lsp.errors import ProfilingError
+    cfg = load(_copy(tmp_path))
+
+    def no_cupti():
+        raise ProfilingError("CUPTI was not found", "install the cupti extra")
+
+    monkeypatch.setattr(collect, "find_cupti", no_cupti)
+    got, note = collect.loaded_cubins(cfg, None, log=lambda m: None)
+    assert got == {} and "could not be saved (CUPTI was not found)" in note
