@@ -185,9 +185,11 @@ class ResultCache:
             self._warn("keep recorded bundles", exc)
             return Path(tempfile.mkdtemp(prefix="gpa-bundles-"))
 
-    def store(self, key: str, report: amodel.Report, hashes: dict[str, str], note: str = "") -> None:
+    def store(self, key: str, report: amodel.Report, hashes: dict[str, str], note: str = "",
+              mode: str = "profiled") -> None:
+        """Keep a run's result; ``mode``: the run's ``pipeline.RunMode`` (read back by ``cached_outcome``)."""
         entry = {"schema": SCHEMA, "key": key, "root": self.root, "time": time.time(), "note": note,
-                 "hashes": hashes, "report": amodel.to_json(report)}
+                 "mode": mode, "hashes": hashes, "report": amodel.to_json(report)}
         self._write(f"result-{key}.json", entry)
         self._write("latest.json", entry)
 

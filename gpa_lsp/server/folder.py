@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GpaError
 from .cache import ResultCache
 from .config_merge import EffectiveConfig
-from .pipeline import CompilerDiagnostic, Runner
+from .pipeline import CompilerDiagnostic
 from .results import Analysis
+
+if TYPE_CHECKING:  # runs.py imports this module
+    from .runs import Runner
 
 
 @dataclass

@@ -98,7 +98,7 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
         if path.name in ("gpa.toml", "pyproject.toml"):
             ls.on_disk_change(path)
         elif is_source(path) and folder.config.server.run_on_save:
-            ls.request_run(folder)
+            ls.runs.request(folder)
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls, params: types.HoverParams) -> types.Hover | None:
@@ -186,9 +186,9 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
             return {"started": False, "message": "no workspace folder"}
         if not folder.trusted:
             ls.status(folder, "untrusted", "profiling is off: " + _hint())
-            ls.request_run(folder, 0, why="command")   # replays the recorded bundle
+            ls.runs.request(folder, 0, why="command")   # replays the recorded bundle
             return {"started": False, "reason": "untrusted", "message": _hint()}
-        ls.request_run(folder, 0)
+        ls.runs.request(folder, 0)
         return {"started": True}
 
     @ls.command("gpa.cancel")

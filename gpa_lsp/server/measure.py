@@ -65,7 +65,7 @@ async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
     message: str
     if folder.error is not None:
         message = f"the re-run failed: {folder.error.message}"
-    elif outcome is not None and outcome.note and ("replay" in outcome.note or "no GPU" in outcome.note):
+    elif outcome is not None and not outcome.measured:
         message = f"not measured: {outcome.note}"
     elif before and after and unit == unit_after:
         result["achieved"] = before / after

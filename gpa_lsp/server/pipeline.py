@@ -3,26 +3,24 @@
 ``execute`` is the whole run as one synchronous function of plain data
 (config, trust, a cancel event); it runs in a worker thread and only calls
 the domain (``gpa_lsp.build``, ``gpa_lsp.profile``, ``gpa_lsp.analysis``).
-``Runner`` is the asyncio side: debounce, one run per folder at a time, a
-new request cancels the run in flight (the cancel event reaches the build
-and the harness, which kill their processes) and waits for it to wind down
-before starting the next.
+Its result is an :class:`Outcome`, whose ``mode`` says what kind of run it
+was (profiled, or which replay). The asyncio side (debounce, one run per
+folder, cancelling) is :mod:`runs`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import importlib
 import logging
 import multiprocessing
 import os
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal, get_args
 
 from .. import procs
 from ..analysis.model import Report
@@ -46,6 +44,14 @@ class CompilerDiagnostic:
     text: str
 
 
+RunMode = Literal["profiled", "recorded", "untrusted", "replay", "no_gpu"]
+"""What a run showed: ``profiled``, a fresh collection (or a run that failed before showing
+anything); else the recorded bundle, because ``recorded``: a folder's start (no run asked for
+yet), ``untrusted``: the folder is not trusted, ``replay``: ``[profile] collector = "replay"``,
+``no_gpu``: no GPU on this machine. Only a ``profiled`` outcome measured anything."""
+RUN_MODES: tuple[str, ...] = get_args(RunMode)
+
+
 @dataclass(frozen=True)
 class Outcome:
     report: Report | None = None
@@ -58,6 +64,12 @@ class Outcome:
     cancelled: bool = False
     bundle: str | None = None
     phase: str = ""                      # a partial outcome: the phase still running ("measuring", "verifying")
+    mode: RunMode = "profiled"
+
+    @property
+    def measured(self) -> bool:
+        """A fresh profile of this run (not a recorded bundle shown again)."""
+        return self.mode == "profiled"
 
 
 def gpu_present() -> bool:
@@ -181,13 +193,19 @@ def _cached_outcome(config: Config, cache: ResultCache) -> Outcome | None:
     hit = cache.lookup(result_key(hashes, config))
     if hit:
         report, entry = hit
-        return Outcome(report=report, note=entry.get("note", ""), from_cache=True, hashes=entry.get("hashes", {}))
+        return Outcome(report=report, note=entry.get("note", ""), from_cache=True, hashes=entry.get("hashes", {}),
+                       mode=_mode(entry.get("mode")))
     latest = cache.latest()
     if latest:
         report, entry = latest
         return Outcome(report=report, note="sources changed since this earlier run", from_cache=True, stale=True,
-                       hashes=entry.get("hashes", {}))
+                       hashes=entry.get("hashes", {}), mode=_mode(entry.get("mode")))
     return None
+
+
+def _mode(value: Any) -> RunMode:
+    """A mode read back from the cache (an entry written before modes were kept: ``profiled``)."""
+    return value if value in RUN_MODES else "profiled"
 
 
 def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: ResultCache,
@@ -203,15 +221,19 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
     hashes = source_hashes(config.root)
     key = result_key(hashes, config)
     note = ""
+    mode: RunMode = "profiled"
     bundle: str | None = None
     collected = False
     try:
         replay_only = not trusted or config.profile.collector == "replay" or not profile
         if not profile:
+            mode = "recorded"
             note = "recorded bundle (save a source or run Profile now to profile)" if trusted else ""
         if not trusted:
+            mode = "untrusted"
             note = "untrusted folder: showing the recorded bundle; nothing was built or run"
         elif config.profile.collector == "replay":
+            mode = "replay"
             note = "collector = replay: showing the recorded bundle"
         if not replay_only and _has_build(config):
             on_stage("building", "nvcc")
@@ -233,6 +255,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
                 bundle = str(stages.do_collect(config, cancel, out))
                 collected = True
             else:
+                mode = "no_gpu"
                 note = f"no GPU on this machine: replayed the recorded bundle {Path(config.bundle_path).name}"
         if bundle is None:
             if not config.bundle_path:
@@ -252,7 +275,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
                 and config.server.throughput_on_save:
             if on_partial is not None:
                 on_partial(Outcome(report=report, note=_join(note, "measuring unit throughput ..."),
-                                   hashes=hashes, bundle=bundle))
+                                   hashes=hashes, bundle=bundle, mode=mode))
             on_stage("measuring", "unit throughput (ncu)")
             why_not = stages.do_measure(config, bundle, cancel)
             _check(cancel)
@@ -267,7 +290,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             # bundle gpa collected keeps the results; the user's recorded bundle is never rewritten
             if on_partial is not None:
                 on_partial(Outcome(report=report, note=_join(note, "verifying fixes ..."), hashes=hashes,
-                                   bundle=bundle, phase="verifying"))
+                                   bundle=bundle, phase="verifying", mode=mode))
             on_stage("verifying", f"top {config.verify.top} fixes")
             try:
                 report = stages.do_verify(config, bundle, report, cancel, dynamic=collected and stages.has_gpu(),
@@ -278,89 +301,24 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             except GpaError as exc:
                 note = _join(note, f"fixes not verified: {exc.message}")
             _check(cancel)
-        cache.store(key, report, hashes, note)
-        return Outcome(report=report, note=note, hashes=hashes, bundle=bundle)
+        cache.store(key, report, hashes, note, mode)
+        return Outcome(report=report, note=note, hashes=hashes, bundle=bundle, mode=mode)
     except Cancelled:
         return Outcome(cancelled=True, hashes=hashes)
     except (HarnessError, ProfilingError, BuildError) as exc:
         if cancel.is_set():
             return Outcome(cancelled=True, hashes=hashes)
-        return Outcome(error=exc, hashes=hashes, note=note)
+        return Outcome(error=exc, hashes=hashes, note=note, mode=mode)
     except GpaError as exc:
-        return Outcome(error=exc, hashes=hashes, note=note)
+        return Outcome(error=exc, hashes=hashes, note=note, mode=mode)
     except Exception as exc:  # noqa: BLE001 - a bug in a stage must not kill the server
         if cancel.is_set():
             return Outcome(cancelled=True, hashes=hashes)
         logging.getLogger("gpa_lsp.server").exception("internal error during the run")   # the trace: server log
         err = GpaError(f"internal error during the run: {type(exc).__name__}: {exc}",
                        "please report this with the server log (the editor's gpa-lsp output)")
-        return Outcome(error=err, hashes=hashes, note=note)
+        return Outcome(error=err, hashes=hashes, note=note, mode=mode)
 
 
 def _join(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
-
-
-class Runner:
-    """Debounced, cancellable runs of ``job`` (a sync function of a cancel event) for one folder."""
-
-    def __init__(self, job: Callable[[threading.Event], Outcome], on_done: Callable[[Outcome], Any],
-                 executor: Executor | None = None) -> None:
-        self._job = job
-        self._on_done = on_done
-        self._executor = executor
-        self._lock = asyncio.Lock()
-        self._generation = 0
-        self._cancel: threading.Event | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self.task: asyncio.Task | None = None
-        self.running = False
-
-    def request(self, delay_ms: int = 0) -> None:
-        """Ask for a run after ``delay_ms`` of quiet; a newer request restarts the wait and cancels the run in flight."""
-        loop = asyncio.get_running_loop()
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._cancel is not None:
-            self._cancel.set()
-        self._generation += 1
-        gen = self._generation
-        self._timer = loop.call_later(max(0, delay_ms) / 1000.0, lambda: self._spawn(gen))
-
-    def _spawn(self, gen: int) -> None:
-        self._timer = None
-        self.task = asyncio.ensure_future(self._run(gen))
-
-    def cancel(self) -> bool:
-        """Cancel what is pending or running; True when there was something."""
-        had = self._timer is not None or self.running
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._generation += 1
-        if self._cancel is not None:
-            self._cancel.set()
-        return had
-
-    async def _run(self, gen: int) -> Outcome | None:
-        async with self._lock:
-            if gen != self._generation:
-                return None            # superseded while waiting for the previous run to stop
-            cancel = threading.Event()
-            self._cancel = cancel
-            self.running = True
-            try:
-                outcome = await asyncio.get_running_loop().run_in_executor(self._executor, self._job, cancel)
-            finally:
-                self.running = False
-                self._cancel = None
-            if cancel.is_set() and not outcome.cancelled:
-                outcome = Outcome(cancelled=True, hashes=outcome.hashes)
-            res = self._on_done(outcome)
-            if asyncio.iscoroutine(res):
-                await res
-            return outcome
-
-    async def wait_idle(self) -> None:
-        while self._timer is not None or (self.task is not None and not self.task.done()):
-            await asyncio.sleep(0.02)

@@ -2,7 +2,7 @@
 
 Handlers find the workspace folder of a document and hand plain data to the
 feature modules (diagnostics, hover, lenses, actions, report); runs go
-through ``pipeline.Runner`` (off the event loop). ``main()`` is the
+through :mod:`runs` (the run state machine; the work itself off the event loop). ``main()`` is the
 ``gpa-lsp`` entry point: stdio by default, ``--tcp HOST:PORT`` to debug.
 """
 
@@ -14,8 +14,6 @@ import logging
 import os
 import signal
 import sys
-import threading
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,18 +25,16 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__, procs
 from . import diagnostics, handlers, trust
 from .cache import ResultCache
-from .config_merge import config_file_of, effective_config, plain
+from .config_merge import effective_config, plain
 from .folder import Folder
-from .pipeline import Outcome, Runner, Stages, cached_outcome, execute
-from .results import index
+from .pipeline import Stages, cached_outcome
 from .publishing import PublishingMixin
+from .runs import Runs
 from .tracking import Tracker
 from .watch import stop_watching as stop_observer, watch_folder
 
 log = logging.getLogger("gpa_lsp.server")
 COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
-NOT_CONFIGURED = ("this folder has no gpa.toml (or [tool.gpa]): add one with [build] sources and "
-                  "[harness] command to profile on save; see the gpa.toml example in the docs")
 
 
 class GpaLanguageServer(PublishingMixin, LanguageServer):
@@ -49,7 +45,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.tracker = Tracker()
         self.stages = stages or Stages()
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-run")
-        self.progress_tokens: dict[Path, str] = {}
+        self.runs = Runs(self)
         self._line_cache: dict[Path, list[str]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.owns_process = False        # True when run by main(): exit ends the process (terminate)
@@ -137,8 +133,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         path = path.resolve()
         eff = effective_config(path, self.init_options.get("settings") or None, {})
         folder = Folder(root=path, uri=from_fs_path(str(path)), eff=eff, cache=ResultCache(path))
-        folder.runner = Runner(lambda cancel, f=folder: self._job(f, cancel, True),
-                               lambda outcome, f=folder: self.on_outcome(f, outcome), self.executor)
+        self.runs.attach(folder)
         self.folders[path] = folder
         return folder
 
@@ -159,10 +154,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             return
         stop_observer(folder.observer)
         folder.observer = None
-        for runner in (folder.runner, folder.replayer):
-            if runner is not None:
-                runner.cancel()
-        self._end_progress(folder, "folder removed")
+        self.runs.cancel(folder)
+        self.runs.end_progress(folder, "folder removed")
         for uri in folder.published:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         for uri in folder.heat_uris:
@@ -186,7 +179,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.publish(folder)
         if folder.pending:
             why, folder.pending = folder.pending, None
-            self.request_run(folder, why=why)
+            self.runs.request(folder, why=why)
             if folder.trusted:
                 return
         if not folder.trusted:
@@ -202,118 +195,16 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         if not self.is_open(folder):
             return
         if cached is not None and not cached.stale:
-            await self.on_outcome(folder, cached)
+            await self.runs.on_outcome(folder, cached)
             return
         if cached is not None:
-            await self.on_outcome(folder, cached)
+            await self.runs.on_outcome(folder, cached)
         if folder.config.bundle_path:
             # show the recorded results now; profiling waits for a save or "Profile now"
-            self.replay(folder)
+            self.runs.replay(folder)
 
-    def _replays(self, folder: Folder) -> bool:
-        """Whether a run of this folder would only replay its recorded bundle."""
-        return (not folder.trusted or folder.config.profile.collector == "replay"
-                or not self.stages.has_gpu() or folder.analysis is None)
-
-    def replay(self, folder: Folder, delay_ms: int = 0) -> None:
-        """Analyse the configured bundle (no build, no harness), whatever the trust."""
-        if folder.replayer is None:
-            folder.replayer = Runner(lambda cancel: self._job(folder, cancel, False),
-                                     lambda outcome: self.on_outcome(folder, outcome), self.executor)
-        folder.replayer.request(delay_ms)
-
-    def _job(self, folder: Folder, cancel: threading.Event, profile: bool) -> Outcome:
-        loop = self._loop
-
-        def on_stage(stage: str, detail: str) -> None:
-            loop.call_soon_threadsafe(self.on_stage, folder, stage, detail)
-
-        def on_partial(outcome: Outcome) -> None:
-            # the sampled advice, shown while the unit-throughput pass runs (pipeline.execute)
-            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self.on_outcome(folder, outcome, partial=True)))
-
-        return execute(folder.config, trusted=folder.trusted, cancel=cancel, cache=folder.cache,
-                       stages=self.stages, on_stage=on_stage, profile=profile, on_partial=on_partial)
-
-    # ---- runs -----------------------------------------------------------------------
-    def request_run(self, folder: Folder, delay_ms: int | None = None, why: str = "save") -> None:
-        if not folder.ready:
-            folder.pending = why        # settings (and so trust) are not known yet: run once they are
-            return
-        if not folder.trusted and why != "command":
-            self.status(folder, "untrusted", trust.ENABLE_HINT)
-            self.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
-            return
-        if why != "command" and not self.configured(folder):
-            # any CUDA folder opened in the editor: do not try (and fail) to profile it on every save
-            self.status(folder, "idle", NOT_CONFIGURED)
-            self.tell_once(folder, "unconfigured", types.MessageType.Info, "gpa: " + NOT_CONFIGURED)
-            return
-        assert folder.runner is not None
-        if folder.replayer is not None:
-            folder.replayer.cancel()      # a fresh run supersedes showing the recorded bundle
-        folder.runner.request(folder.config.server.debounce_ms if delay_ms is None else delay_ms)
-
-    @staticmethod
-    def configured(folder: Folder) -> bool:
-        """A project file, or editor settings that say what to build or run."""
-        c = folder.config
-        return bool(config_file_of(folder.root) or c.harness.command or c.build.sources or c.build.command
-                    or c.profile.collector == "replay")
-
-    def on_stage(self, folder: Folder, stage: str, detail: str) -> None:
-        if not self.is_open(folder):
-            return
-        self.status(folder, stage, f"{stage} {detail}".strip())
-        token = self.progress_tokens.get(folder.root)
-        if token is None and self.cap("window", "work_done_progress"):
-            token = f"gpa-{uuid.uuid4().hex[:8]}"
-            self.progress_tokens[folder.root] = token
-            asyncio.ensure_future(self._begin_progress(folder, token, stage, detail))
-        elif token is not None and token in self.work_done_progress.tokens:
-            self.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{stage} {detail}".strip()))
-
-    async def _begin_progress(self, folder: Folder, token: str, stage: str, detail: str) -> None:
-        try:
-            await self.work_done_progress.create_async(token)
-        except Exception:  # noqa: BLE001 - progress is optional
-            self.progress_tokens.pop(folder.root, None)
-            return
-        if self.progress_tokens.get(folder.root) != token:
-            self.work_done_progress.end(token, types.WorkDoneProgressEnd())
-            return
-        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title="GPA", message=f"{stage} {detail}".strip(), cancellable=True))
-        fut = self.work_done_progress.tokens.get(token)
-        if fut is not None:
-            fut.add_done_callback(lambda f: f.cancelled() and folder.runner and folder.runner.cancel())
-
-    def _end_progress(self, folder: Folder, message: str) -> None:
-        token = self.progress_tokens.pop(folder.root, None)
-        if token is not None and token in self.work_done_progress.tokens:
-            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
-
-    async def on_outcome(self, folder: Folder, outcome: Outcome, partial: bool = False) -> None:
-        """Publish a run's result; ``partial``: the sampled advice of a run still measuring unit
-        throughput (its progress and status go on)."""
-        if not self.is_open(folder):
-            return
-        if outcome.cancelled:
-            self._end_progress(folder, "cancelled")
-            self.status(folder, "idle", "cancelled: a newer run replaced it" if folder.runner and folder.runner.running
-                        else "cancelled")
-            return
-        if outcome.report is not None:
-            analysis = await asyncio.get_running_loop().run_in_executor(self.executor, index, folder.root, outcome)
-            if not self.is_open(folder):
-                return
-            folder.analysis = analysis
-            for path in analysis.files:
-                self.tracker.reset(from_fs_path(str(path)))
-            folder.compiler = ()
-        else:
-            folder.compiler = outcome.compiler
-        folder.error = outcome.error
+    def published_changed(self, folder: Folder) -> None:
+        """The folder's analysis, compiler messages or error changed: publish it all again."""
         self._line_cache.clear()
         self.publish(folder)
         self.publish_line_heat(folder)
@@ -322,33 +213,6 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
                 self.workspace_code_lens_refresh(None)
             except Exception:  # noqa: BLE001
                 pass
-        if partial:
-            self.status(folder, outcome.phase or "measuring", outcome.note, result=self.result_summary(folder))
-            return
-        self._end_progress(folder, "done" if outcome.error is None else outcome.error.message)
-        if outcome.error is not None:
-            err = outcome.error
-            self.status(folder, "error", err.message + (f" ({err.hint})" if err.hint else ""))
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Error, message="gpa: " + diagnostics.error_text(err)[:2000]))
-            return
-        if not folder.trusted:
-            self.status(folder, "untrusted", trust.ENABLE_HINT, result=self.result_summary(folder))
-            return
-        if outcome.note and "no GPU" in outcome.note:
-            self.tell_once(folder, "nogpu", types.MessageType.Info, "gpa: " + outcome.note)
-        self.status(folder, "idle", outcome.note or ("from an earlier run" if outcome.from_cache else "analysis done"),
-                    result=self.result_summary(folder))
-
-    def result_summary(self, folder: Folder) -> str | None:
-        rep = folder.analysis.report if folder.analysis else None
-        if rep is None or not rep.kernels:
-            return None
-        top = [(a.estimated_speedup, k, a) for k in rep.kernels for a in k.advice]
-        if not top:
-            return f"{len(rep.kernels)} kernels, no advice"
-        s, k, a = max(top, key=lambda t: t[0])
-        return f"{a.title} {s:.2f}x on {k.demangled or k.name}"
 
     # ---- watching the disk ----------------------------------------------------------------
     def start_watching(self) -> None:
@@ -357,7 +221,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
 
     def watch(self, folder: Folder) -> None:
         if folder.observer is None:
-            folder.observer = watch_folder(self, folder, self._loop)
+            folder.observer = watch_folder(self, folder, self.event_loop)
 
     def stop_watching(self) -> None:
         for folder in self.folders.values():
@@ -371,21 +235,21 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             return
         if path.name.endswith(".gpabundle"):
             bundle = folder.config.bundle_path
-            if bundle and Path(bundle).resolve() == path.resolve() and path.is_file() and self._replays(folder):
-                self.replay(folder)    # a newly recorded (or pulled) bundle: show it
+            if bundle and Path(bundle).resolve() == path.resolve() and path.is_file() and self.runs.replays(folder):
+                self.runs.replay(folder)    # a newly recorded (or pulled) bundle: show it
             return
         if path.name in ("gpa.toml", "pyproject.toml") and path.parent.resolve() == folder.root:
             old = folder.config
             self.recompute_config(folder)
             self.publish(folder)
             if folder.config != old and folder.trusted and folder.config.server.run_on_save:
-                self.request_run(folder)
+                self.runs.request(folder)
             return
         if folder.trusted and folder.config.server.run_on_save:
-            self.request_run(folder)
+            self.runs.request(folder)
 
     @property
-    def _loop(self) -> asyncio.AbstractEventLoop:
+    def event_loop(self) -> asyncio.AbstractEventLoop:
         """The server's event loop (captured in ``initialized``), for calls from worker threads."""
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
@@ -447,9 +311,7 @@ def terminate(ls: GpaLanguageServer, code: int) -> None:
     threads. Runs on stdin EOF, `exit`, SIGTERM and SIGHUP. Why not a normal exit: the interpreter
     joins the run threads first, and a run waits for its harness (up to its timeout) or nvdisasm."""
     for folder in list(ls.folders.values()):
-        for runner in (folder.runner, folder.replayer):
-            if runner is not None:
-                runner.cancel()
+        ls.runs.cancel(folder)
     # the runs' runners (which take their harnesses' setsid children along), the analysis worker,
     # nvdisasm: all descendants of this process
     procs.kill_tree(os.getpid())
