@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from . import hover, lenses, report as report_md
+from . import hover, lenses, protocol, report as report_md
 from .cache import is_source
 from .code_actions import fix_action
 from .config_merge import plain
@@ -87,7 +87,7 @@ def register(ls) -> None:  # noqa: C901 - a flat list of handlers reads best
             path = _path(uri)
             if folder.analysis.view(path) is not None:
                 ls.publish_file(folder, path)
-                ls.notify("gpa/lineHeat", ls.line_heat(folder, path))
+                protocol.send(ls.protocol, ls.line_heat(folder, path))
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:

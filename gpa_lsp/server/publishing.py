@@ -8,13 +8,11 @@ through the pure converters of :mod:`diagnostics`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from ..errors import BundleError, GpaError, HarnessError, ProfilingError
-from . import diagnostics
+from . import diagnostics, protocol
 from .cache import content_hash
 from .config_merge import config_file_of
 from .folder import Folder
@@ -116,7 +114,7 @@ class PublishingMixin:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
             folder.published.add(uri)
 
-    def line_heat(self, folder: Folder, path: Path) -> dict[str, Any]:
+    def line_heat(self, folder: Folder, path: Path) -> protocol.LineHeat:
         """Per line: samples, and their share of the samples of the kernels whose code is in this file.
 
         With one kernel in the file that is the kernel's share; with several the shares still sum to <= 1.
@@ -132,19 +130,19 @@ class PublishingMixin:
                 n = sum(s.samples for _, s in items)
                 cur = self.tracker.current(uri, line - 1)
                 if n and total and cur is not None:
-                    lines.append({"line": cur, "share": min(1.0, n / total), "samples": n})
-        return {"uri": uri, "lines": lines}
+                    lines.append(protocol.LineHeatEntry(cur, min(1.0, n / total), n))
+        return protocol.LineHeat(uri, tuple(lines))
 
     def publish_line_heat(self, folder: Folder) -> None:
         sent: set[str] = set()
         for path in (folder.analysis.files if folder.analysis else ()):
             if not self.owns(folder, path):
                 continue
-            params = self.line_heat(folder, path)
-            if params["lines"] or params["uri"] in folder.heat_uris:
-                self.notify("gpa/lineHeat", params)
-            sent.add(params["uri"])
+            heat = self.line_heat(folder, path)
+            if heat.lines or heat.uri in folder.heat_uris:
+                protocol.send(self.protocol, heat)
+            sent.add(heat.uri)
         for uri in folder.heat_uris - sent:      # files with no samples any more: clear their heat
-            self.notify("gpa/lineHeat", {"uri": uri, "lines": []})
+            protocol.send(self.protocol, protocol.LineHeat(uri))
         folder.heat_uris = sent
 

@@ -23,11 +23,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, procs
-from . import diagnostics, handlers, trust
+from . import diagnostics, handlers, protocol, trust
 from .cache import ResultCache
 from .config_merge import effective_config, plain
 from .folder import Folder
 from .pipeline import Stages, cached_outcome
+from .protocol import RunState
 from .publishing import PublishingMixin
 from .runs import Runs
 from .tracking import Tracker
@@ -51,9 +52,6 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.owns_process = False        # True when run by main(): exit ends the process (terminate)
 
     # ---- helpers --------------------------------------------------------------
-    def notify(self, method: str, params: Any) -> None:
-        self.protocol.notify(method, params)
-
     def cap(self, *path: str) -> Any:
         node: Any = self.client_capabilities
         for p in path:
@@ -93,13 +91,12 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         except OSError:
             return []
 
-    def status(self, folder: Folder, state: str, message: str, result: str | None = None) -> None:
+    def status(self, folder: Folder, state: RunState, message: str, result: str | None = None) -> None:
         folder.state = state
         if not self.is_open(folder):
             return
         from_cache = bool(folder.analysis and folder.analysis.outcome.from_cache)
-        self.notify("gpa/status", {"state": state, "message": message, "root": folder.uri,
-                                   "result": result, "fromCache": from_cache})
+        protocol.send(self.protocol, protocol.Status(state, message, folder.uri, result, from_cache))
 
     def tell_once(self, folder: Folder, key: str, kind: types.MessageType, text: str) -> None:
         if key in folder.told:
@@ -159,7 +156,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         for uri in folder.published:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         for uri in folder.heat_uris:
-            self.notify("gpa/lineHeat", {"uri": uri, "lines": []})
+            protocol.send(self.protocol, protocol.LineHeat(uri))
         folder.published, folder.heat_uris = set(), set()
         self._hand_over(folder)
 
