@@ -102,3 +102,35 @@ def test_generic_advice_ranks_after_the_specific_one_it_ties_with(registered):
     registered(GenericCopy("a_generic_copy", generic=True))
     ids = [a.optimizer for a in _kernel(advise_bundle(BUNDLE, config=load(CASE))).advice]
     assert ids.index("a_specific_copy") < ids.index("strength_reduction") < ids.index("a_generic_copy")
+
+
+class ThrottleOwner(Optimizer):
+    """Claims every memory-throttle sample of the kernel through ``explained_throttle``: the
+    generic Memory Transaction Reduction must leave all of it to this specific optimizer."""
+    id = "toy_throttle_owner"
+    title = "Toy: owns the memory throttle"
+
+    def _throttle(self, ctx):
+        return [e for e in ctx.edges if e.reason == "memory_throttle"]
+
+    def match(self, ctx) -> Match | None:
+        return match_edges(self._throttle(ctx))
+
+    def explained_throttle(self, ctx) -> dict[int, float]:
+        out: dict[int, float] = {}
+        for e in self._throttle(ctx):
+            out[e.use] = out.get(e.use, 0.0) + e.stall
+        return out
+
+
+def test_a_specific_optimizer_takes_its_throttle_from_the_generic_one(registered):
+    before = {a.optimizer: a for a in _kernel(advise_bundle(BUNDLE, config=load(CASE))).advice}
+    assert before["memory_transaction_reduction"].matched_samples > 0
+    toy = registered(ThrottleOwner())
+    after = {a.optimizer: a for a in _kernel(advise_bundle(BUNDLE, config=load(CASE))).advice}
+    # the toy's declaration alone (no other file changed) takes the throttle from the generic advice
+    assert toy.id in after
+    assert "memory_transaction_reduction" not in after, after["memory_transaction_reduction"].matched_samples
+    # and only that: the other advice is as it was
+    assert {k: v.estimated_speedup for k, v in after.items() if k != toy.id} == \
+        {k: v.estimated_speedup for k, v in before.items() if k != "memory_transaction_reduction"}

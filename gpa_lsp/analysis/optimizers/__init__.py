@@ -8,7 +8,7 @@ built-in ones.
 
 from __future__ import annotations
 
-from .base import Estimator, Match, Optimizer
+from .base import REGISTRY, Estimator, Match, Optimizer
 from .block_increase import BlockIncrease
 from .code_reordering import CodeReordering
 from .fast_math import FastMath
@@ -27,7 +27,7 @@ from .thread_increase import ThreadIncrease
 from .warp_balance import WarpBalance
 from .warp_divergence import WarpDivergence
 
-REGISTRY: list[Optimizer] = [
+REGISTRY[:] = [   # the built-in optimizers, in the order they run and tie
     RegisterReuse(), LocalArray(), StrengthReduction(), FunctionSplit(), FastMath(), WarpBalance(),
     MemoryTransactionReduction(), GlobalMemoryCoalescing(), SharedMemoryBankConflicts(), LoopUnrolling(),
     LoopNoUnroll(), CodeReordering(), FunctionInlining(), RestrictPointer(), WarpDivergence(),

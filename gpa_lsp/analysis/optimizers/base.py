@@ -166,8 +166,20 @@ class Optimizer:
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion
 
+    def explained_throttle(self, ctx: KernelContext) -> dict[int, float]:
+        """Use offset -> memory-throttle samples this (specific) optimizer's fix removes: the LSU queue
+        entries of the instructions it deletes. Generic advice (Memory Transaction Reduction) leaves
+        them out, per use PC, so that the specific advice owns them. Default: none."""
+        return {}
+
     def fix(self, ctx: KernelContext, match: Match) -> Fix | None:
         return None
+
+
+#: The optimizers the advisor runs by default, in order (filled by ``optimizers/__init__``; change it
+#: with ``optimizers.register``/``unregister``). Here, not in the package, so that an optimizer that
+#: reads its peers (Memory Transaction Reduction asks each for ``explained_throttle``) imports only base.
+REGISTRY: list[Optimizer] = []
 
 
 def reason_share(pc, reason: str, among: tuple[str, ...]) -> float:

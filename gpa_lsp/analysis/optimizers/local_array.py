@@ -65,3 +65,8 @@ class LocalArray(Optimizer):
         extra = [e for e in ctx.edges if e.use in control and e not in seen]
         edges = m.edges + tuple(extra)
         return Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges), m.scopes, m.data)
+
+    def explained_throttle(self, ctx) -> dict[int, float]:
+        """The memory-throttle samples of the local-array accesses and of the queue they fill."""
+        m = local_cost(ctx, spill=False)
+        return m.throttle_by_use() if m is not None else {}

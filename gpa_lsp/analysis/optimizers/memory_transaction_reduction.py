@@ -13,14 +13,15 @@ instruction: LG-queue entries taken by aliasing reloads (Restrict Pointer)
 and by spill or local-array accesses (Register Reuse, Local Array). Their
 throttle samples go with the instructions that cause them: removing those
 instructions empties the queue, which is that advice's claim, so the generic
-optimizer keeps only the throttle nobody more specific explains
-(``explained_throttle`` of those optimizers, subtracted per use PC).
+optimizer keeps only the throttle nobody more specific explains: what every
+registered optimizer declares through ``Optimizer.explained_throttle``,
+subtracted per use PC. A new specific optimizer gets that credit by
+overriding the hook; this file does not name it.
 """
 
 from __future__ import annotations
 
-from .base import Match, Optimizer, match_edges
-from . import register_reuse, restrict_pointer
+from .base import REGISTRY, Match, Optimizer, match_edges
 from .global_memory_coalescing import drain_edges, excess
 
 
@@ -40,9 +41,10 @@ class MemoryTransactionReduction(Optimizer):
             drained[d.use] = drained.get(d.use, 0.0) + d.stall * excess(pcs.get(d.def_))
 
         explained: dict[int, float] = {}
-        for source in (restrict_pointer.explained_throttle(ctx), register_reuse.explained_throttle(ctx),
-                       register_reuse.explained_throttle(ctx, spill=False)):
-            for off, n in source.items():
+        for peer in REGISTRY:
+            if peer is self:
+                continue
+            for off, n in peer.explained_throttle(ctx).items():
                 explained[off] = explained.get(off, 0.0) + n
         throttle = ctx.edges_where(reasons=("memory_throttle",))
         own: dict[int, float] = {}

@@ -175,12 +175,8 @@ class RegisterReuse(Optimizer):
     def match(self, ctx) -> Match | None:
         return local_cost(ctx, spill=True)
 
-
-def explained_throttle(ctx, spill: bool = True) -> dict[int, float]:
-    """Use offset -> memory-throttle samples on spill (or, ``spill=False``, local-array) instructions.
-
-    For generic advice (Memory Transaction Reduction) to leave out: removing the local
-    accesses removes their LG-queue entries, which is Register Reuse's / Local Array's claim.
-    """
-    m = local_cost(ctx, spill=spill)
-    return m.throttle_by_use() if m is not None else {}
+    def explained_throttle(self, ctx) -> dict[int, float]:
+        """The memory-throttle samples of the spill instructions and of the queue they fill: removing
+        the spills removes their LG-queue entries."""
+        m = local_cost(ctx, spill=True)
+        return m.throttle_by_use() if m is not None else {}

@@ -177,6 +177,11 @@ class RestrictPointer(Optimizer):
     def method_for(self, match: Match) -> Estimator:
         return Estimator.stall_elimination if "reloads" in match.data else Estimator.latency_hiding
 
+    def explained_throttle(self, ctx) -> dict[int, float]:
+        """The memory-throttle samples that the reloads explain: on them and on the queue they fill."""
+        m = reload_match(ctx)
+        return m.throttle_by_use() if m is not None else {}
+
     def estimate(self, ctx, match: Match) -> float:
         if "reloads" in match.data:
             return stall_elimination(ctx.total, match.samples)
@@ -215,8 +220,3 @@ class RestrictPointer(Optimizer):
         # every read-only pointer the evidence names; "parameter" (the first) for older readers
         return Fix("restrict", loc.file, def_line, {"function": name, "parameter": named[0], "parameters": named})
 
-
-def explained_throttle(ctx) -> dict[int, float]:
-    """Use offset -> memory-throttle samples that the reloads explain (for generic advice to leave out)."""
-    m = reload_match(ctx)
-    return m.throttle_by_use() if m is not None else {}
