@@ -325,7 +325,7 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     latency = Estimator(opt.method).hides_latency
     by_line: dict[tuple[str, int], float] = defaultdict(float)
     first: dict[tuple[str, int], int] = {}
-    # throttle on other instructions behind the matched ones in a shared queue (lg_queue.py) is
+    # throttle on other instructions behind the matched ones in a shared queue (optimizers/shared.py) is
     # part of the cost, not a place to change
     queued = m.data.get("queue_uses", frozenset())
     for e in sorted(m.edges, key=lambda e: -e.stall):

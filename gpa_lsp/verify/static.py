@@ -13,7 +13,7 @@ What the comparison decides:
   follows the first load, a repeated conversion the first) and the estimate is recomputed with
   the deletion model (analysis/deletion.py): their own samples, the stalls waiting on their
   results, the waits at them, the address arithmetic that dies with them, and the share of the
-  LG queue that deleted accesses free (analysis/optimizers/lg_queue.py) (Eq. 2).
+  LG queue that deleted accesses free (analysis/optimizers/shared.py) (Eq. 2).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 from ..analysis.deletion import vanishing_edges
 from ..analysis.estimate import stall_elimination
-from ..analysis.optimizers.lg_queue import lg_share, queue_edges
+from ..analysis.optimizers.shared import lg_share, queue_edges
 from ..sass.model import Function, Instruction
 from ..sass import opcodes
 from .model import StaticDiff

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gpa_lsp.analysis.optimizers.fast_math import math_calls
-from gpa_lsp.analysis.optimizers.register_reuse import is_local, is_spill
+from gpa_lsp.analysis.optimizers.shared import is_local, is_spill
 from gpa_lsp.analysis.optimizers.restrict_pointer import reloads
 from gpa_lsp.analysis.optimizers.shared_memory_bank_conflicts import conflict_share
 from gpa_lsp.analysis.optimizers.strength_reduction import is_division_core

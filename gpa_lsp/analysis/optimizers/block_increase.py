@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..estimate import block_increase
 from ..model import Fix
 from .base import Estimator, Match, Optimizer
-from .thread_increase import block_size_fix
+from .shared import block_size_fix
 
 
 class BlockIncrease(Optimizer):

@@ -39,9 +39,7 @@ import re
 from ..model import Fix
 from ..sources import _code_mask
 from .base import Match, Optimizer, match_edges
-
-_MATH_FN = re.compile(r"internal|__cuda_sm\d+x?_|__nv_|slowpath|rcp_|div_rn|sqrt_rn|trig_reduction", re.I)
-_MATH_HEADER = re.compile(r"(math_functions|device_functions|crt/|cuda_fp|sm_\d+_intrinsics)", re.I)
+from .shared import in_math_library
 
 # precise float functions -> SASS instructions of the fast intrinsic that --use_fast_math substitutes
 FAST_COST = {
@@ -50,16 +48,6 @@ FAST_COST = {
     "powf": 3, "sqrtf": 2,
 }
 _CALL = re.compile(r"(?<![\w.:])(?:std::)?(" + "|".join(sorted(FAST_COST, key=len, reverse=True)) + r")\s*\(")
-
-def in_math_library(site) -> bool:
-    """The site is in CUDA's math library: a device function of it, or code from one of its headers.
-    (Fast Math asks once per use; Function Inlining per edge of a small device function.)"""
-    f = site.function
-    if not f.entry and _MATH_FN.search(f.name):
-        return True
-    loc = site.instruction.loc
-    return loc is not None and bool(_MATH_HEADER.search(loc.file))
-
 
 _NOT_LIBRARY = frozenset({"memory_dependency", "memory_throttle", "synchronization"})
 

@@ -9,7 +9,7 @@ from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
 from .base import Estimator, Match, Optimizer, match_edges
-from .fast_math import in_math_library
+from .shared import in_math_library
 
 SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
 

@@ -1,7 +1,7 @@
 """Function Split: instruction-fetch stalls inside inlined functions (the code is too large).
 
 Estimated like Loop No-Unroll: stall elimination of the fetch stalls that are
-latency samples (the scheduler idled), see ``loop_no_unroll.fetch_stall_elimination``.
+latency samples (the scheduler idled), see ``shared.fetch_stall_elimination``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import Counter
 
 from ..model import Fix
 from .base import Match, Optimizer, match_edges
-from .loop_no_unroll import fetch_stall_elimination
+from .shared import fetch_stall_elimination
 
 
 class FunctionSplit(Optimizer):

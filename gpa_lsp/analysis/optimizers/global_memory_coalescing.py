@@ -23,10 +23,10 @@ the excess sectors' share of its traffic, so those samples are matched x
 
 from __future__ import annotations
 
-from ...sass.opcodes import GLOBAL_WRITES, MIO_OTHER, SHARED_ACCESSES
+from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
 from .base import Match, Optimizer
-from .shared_memory_bank_conflicts import _mio_throttle_share
+from .shared import DRAIN, drain_edges, excess, mio_throttle_share
 
 
 def queue_excess_share(ctx) -> float:
@@ -51,41 +51,6 @@ def _global(pc) -> bool:
     return pc is not None and bool(pc.sectors)
 
 MEMORY_REASONS = ("memory_dependency", "memory_throttle", "pipe_busy")
-DRAIN = "drain"
-
-
-def excess(pc) -> float:
-    """1 - ideal/actual sectors of a global access (0 when unknown or perfect)."""
-    if pc is None or not pc.sectors or pc.ideal_sectors is None:
-        return 0.0
-    return max(0.0, 1.0 - pc.ideal_sectors / pc.sectors)
-
-
-def _is_store(ctx, offset: int) -> bool:
-    site = ctx.site(offset)
-    if site is None:
-        return False
-    op = site.instruction.opcode.split(".")[0]
-    return op in GLOBAL_WRITES
-
-
-def drain_edges(ctx) -> list[BlameEdge]:
-    """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
-    if "coalescing_drain" in ctx.memo:
-        return ctx.memo["coalescing_drain"]
-    drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()
-              if any(r == DRAIN for r, _ in p.stalls)]
-    drains = [d for d in drains if d[1] > 0]
-    stores = [(o, p.sectors) for o, p in ctx.pcs.items() if p.sectors and _is_store(ctx, o)]
-    out: list[BlameEdge] = []
-    total_sectors = sum(s for _, s in stores)
-    if drains and total_sectors:
-        for use, n, lat in drains:
-            for st, sec in stores:
-                w = sec / total_sectors
-                out.append(BlameEdge(st, use, "memory_throttle", "global_memory", n * w, lat * w, 0))
-    ctx.memo["coalescing_drain"] = out
-    return out
 
 
 def coalescing_weight(ctx, e: BlameEdge) -> float:
@@ -104,7 +69,7 @@ def queue_weight(ctx, e: BlameEdge) -> float:
         return 0.0
     if e.category == "self" and e.reason == "pipe_busy":
         pc = ctx.pcs.get(e.def_)
-        return share * (_mio_throttle_share(pc) if pc is not None else 0.0)
+        return share * (mio_throttle_share(pc) if pc is not None else 0.0)
     if e.reason == "execution_dependency" and e.category != "self":
         site = ctx.site(e.def_)
         if site is not None and site.instruction.base_opcode in MIO_OTHER:

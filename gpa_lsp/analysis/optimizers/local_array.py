@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ...sass.opcodes import PLAIN_BRANCHES
 from .base import Match, Optimizer
-from .register_reuse import SpillFacts, is_local, is_spill, local_cost
+from .shared import SpillFacts, is_local, is_spill, local_cost
 
 
 

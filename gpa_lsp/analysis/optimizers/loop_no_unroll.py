@@ -25,19 +25,8 @@ from __future__ import annotations
 
 from ..model import Fix
 from ..sources import SourceLoop, source_loops
-from ..estimate import stall_elimination
 from .base import Match, Optimizer, hottest, match_edges
-
-
-def fetch_stall_elimination(ctx, match: Match) -> float:
-    """Stall elimination (Eq. 2) of the fetch stalls during which the scheduler issued nothing.
-
-    Warps that stall on the same missing instruction wait for one fetch; while
-    some other warp issues, their wait costs no issue slot. Only the latency
-    (not-issued) samples are cycles the scheduler lost to instruction fetch,
-    so only those come back when the code fits the cache.
-    """
-    return stall_elimination(ctx.total, match.latency)
+from .shared import fetch_stall_elimination
 
 
 def _file_loops(ctx, file: str) -> list[SourceLoop]:

@@ -22,7 +22,7 @@ overriding the hook; this file does not name it.
 from __future__ import annotations
 
 from .base import REGISTRY, Match, Optimizer, match_edges
-from .global_memory_coalescing import drain_edges, excess
+from .shared import drain_edges, excess
 
 
 class MemoryTransactionReduction(Optimizer):

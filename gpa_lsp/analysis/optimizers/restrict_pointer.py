@@ -44,7 +44,7 @@ from ...sass.operands import memory_operand
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Estimator, Match, Optimizer, hottest, match_edges
-from .lg_queue import lg_share, queue_edges
+from .shared import lg_share, queue_edges
 
 _ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
 _REG = re.compile(r"\b(U?R\d+)\b")

@@ -27,7 +27,8 @@ from __future__ import annotations
 from ...sass.opcodes import MIO_OTHER
 from .. import defuse
 from ..blame import BlameEdge
-from .base import Match, Optimizer, match_edges, reason_share
+from .base import Match, Optimizer, match_edges
+from .shared import mio_throttle_share
 
 
 
@@ -65,11 +66,6 @@ def mio_replay_share(ctx) -> float:
             total += pc.executed
     got = ctx.memo["mio_replay_share"] = replay / total if total > 0 else 0.0
     return got
-
-
-def _mio_throttle_share(pc) -> float:
-    """Share of a PC's pipe-busy samples (the GPA category) that are ``mio_throttle``."""
-    return reason_share(pc, "mio_throttle", ("mio_throttle", "math_pipe_throttle", "dispatch_stall"))
 
 
 class SharedMemoryBankConflicts(Optimizer):
@@ -110,7 +106,7 @@ def _queue_edges(ctx) -> list[BlameEdge]:
         if e.category != "self" or e.reason != "pipe_busy":
             continue
         pc = ctx.pcs.get(e.use)
-        share = replay * _mio_throttle_share(pc) if pc is not None else 0.0
+        share = replay * mio_throttle_share(pc) if pc is not None else 0.0
         if share <= 0:
             continue
         for off, w in culprits:

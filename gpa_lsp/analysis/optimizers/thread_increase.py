@@ -8,34 +8,10 @@ shared memory, the blocks-per-SM cap) are what this advice changes.
 
 from __future__ import annotations
 
-from ...profile.demangle import unqualified_name
 from ..estimate import thread_increase
 from ..model import Fix
-from ..sources import launch_sites
 from .base import Estimator, Match, Optimizer
-
-
-def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
-    entry = ctx.entry
-    name = unqualified_name(entry.demangled or entry.name)
-    files = []
-    for ins in entry.instructions:
-        if ins.loc and ins.loc.file not in files:
-            files.append(ins.loc.file)
-    for f in files:
-        lines = ctx.reader(f)
-        if lines is None:
-            continue
-        for site in launch_sites(f, lines, name):
-            cur = site.current
-            if smaller:
-                new = max(32, cur // 2) if cur > 128 else cur
-            else:
-                new = max(128, cur * 2) if cur < 128 else min(ctx.device.max_threads_per_block, cur * 2)
-            if new != cur:
-                return Fix("block_size", f, site.line, {"size": new, "current": cur,
-                                                        "columns": list(site.columns), "dims": list(site.dims)})
-    return None
+from .shared import block_size_fix
 
 
 class ThreadIncrease(Optimizer):

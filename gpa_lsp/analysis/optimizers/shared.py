@@ -1,0 +1,308 @@
+"""What more than one optimizer needs, in one module: an optimizer imports only ``base`` and this.
+
+Each part is a fact of the kernel (or a rule about a queue of the SM) that two or more fixes reason
+about; the optimizer that uses it alone keeps it in its own file.
+
+* The SM's shared queues. The LSU's local/global (LG) queue is shared by every global and local
+  access of an SM partition: when it is full, whoever issues the next LG instruction stalls
+  (``lg_throttle``), whether or not its own access is the cause. A change that deletes a class of
+  LG instructions (aliasing reloads, register spills, a local array) frees its share of the
+  queue's entries, so the ``lg_throttle`` samples on the *other* LG instructions shrink by that
+  share: the same rule as Coalescing's and Bank Conflicts' share of the MIO queue
+  (docs/optimizers.md).
+* Sectors: the excess of an uncoalesced access and the ``drain`` samples its stores cause
+  (Global Memory Coalescing claims them, Memory Transaction Reduction leaves them out).
+* Local accesses: spills (Register Reuse) or a local array (Local Array), and every sample a class
+  of them costs. Which local accesses are spills: nvdisasm (CUDA 12+) annotates them with
+``(*"SpillRefill"*)``. When a function has no annotation at all (older tools),
+a load from the stack frame at a constant offset (``LDL [R1+0x10]``) is taken
+as a refill, and a store as a spill only when such a refill reads its slot: a
+local array filled at constant offsets and read with a computed index
+(``STL [R1]`` ... ``LDL [R5]``) is Local Array's, not a spill.
+* The CUDA math library's code (Fast Math; Function Inlining leaves it alone).
+* Instruction fetch: the estimate of Loop No-Unroll and Function Split.
+* The launch's block size (Thread Increase, Block Increase).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...profile.demangle import unqualified_name
+from ...sass.opcodes import GLOBAL_WRITES, LOCAL_LOADS, LOCAL_MEMORY
+from ..blame import BlameEdge
+from ..deletion import vanishing_edges
+from ..estimate import stall_elimination
+from ..model import Fix
+from ..sources import launch_sites
+from .base import Match, match_edges, reason_share
+
+
+# --- the LG and MIO queues -------------------------------------------------------------------
+def is_lg(ins) -> bool:
+    sp = ins.memory.space if ins.memory is not None else None
+    return sp in ("global", "generic", "local")
+
+
+def lg_share(ctx, members: set[int] | frozenset[int]) -> float:
+    """The share of the LG queue's entries that ``members`` (offsets) make: LG instructions weighted
+    by executed counts when the collector has them, else one per instruction seen issuing."""
+    key = ("lg_share", frozenset(members))
+    got = ctx.memo.get(key)
+    if got is not None:
+        return got
+    have_counts = any(pc.executed for pc in ctx.pcs.values())
+    lg = mine = 0.0
+    for off, pc in ctx.pcs.items():
+        site = ctx.site(off)
+        if site is None or not is_lg(site.instruction):
+            continue
+        w = float(pc.executed or 0) if have_counts else (1.0 if pc.issued > 0 else 0.0)
+        lg += w
+        if off in members:
+            mine += w
+    got = ctx.memo[key] = mine / lg if lg > 0 else 0.0
+    return got
+
+
+def throttle_share(pc) -> float:
+    """The part of a PC's memory-throttle samples that is LG-queue throttle (not drain or texture)."""
+    return reason_share(pc, "lg_throttle", ("lg_throttle", "drain", "tex_throttle"))
+
+
+def queue_edges(ctx, members, share: float) -> list[BlameEdge]:
+    """``lg_throttle`` self samples on LG instructions outside ``members``, x ``share``."""
+    if share <= 0:
+        return []
+    out: list[BlameEdge] = []
+    for e in ctx.edges_where(categories=("self",)):
+        if e.reason != "memory_throttle" or e.use in members:
+            continue
+        site = ctx.site(e.use)
+        if site is not None and is_lg(site.instruction):
+            f = share * throttle_share(ctx.pcs.get(e.use))
+            if f > 0:
+                out.append(e._replace(stall=e.stall * f, latency=e.latency * f))
+    return out
+
+def mio_throttle_share(pc) -> float:
+    """Share of a PC's pipe-busy samples (the GPA category) that are ``mio_throttle``."""
+    return reason_share(pc, "mio_throttle", ("mio_throttle", "math_pipe_throttle", "dispatch_stall"))
+
+
+# --- sectors ---------------------------------------------------------------------------------
+DRAIN = "drain"
+
+
+def excess(pc) -> float:
+    """1 - ideal/actual sectors of a global access (0 when unknown or perfect)."""
+    if pc is None or not pc.sectors or pc.ideal_sectors is None:
+        return 0.0
+    return max(0.0, 1.0 - pc.ideal_sectors / pc.sectors)
+
+
+def _is_store(ctx, offset: int) -> bool:
+    site = ctx.site(offset)
+    if site is None:
+        return False
+    op = site.instruction.opcode.split(".")[0]
+    return op in GLOBAL_WRITES
+
+
+def drain_edges(ctx) -> list[BlameEdge]:
+    """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
+    if "coalescing_drain" in ctx.memo:
+        return ctx.memo["coalescing_drain"]
+    drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()
+              if any(r == DRAIN for r, _ in p.stalls)]
+    drains = [d for d in drains if d[1] > 0]
+    stores = [(o, p.sectors) for o, p in ctx.pcs.items() if p.sectors and _is_store(ctx, o)]
+    out: list[BlameEdge] = []
+    total_sectors = sum(s for _, s in stores)
+    if drains and total_sectors:
+        for use, n, lat in drains:
+            for st, sec in stores:
+                w = sec / total_sectors
+                out.append(BlameEdge(st, use, "memory_throttle", "global_memory", n * w, lat * w, 0))
+    ctx.memo["coalescing_drain"] = out
+    return out
+
+
+# --- local accesses: spills and local arrays -------------------------------------------------
+_STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
+_ANNOTATION = re.compile(r"\(\*.*?\*\)")
+SPILL_MARK = "SpillRefill"
+
+
+def _clean(op: str) -> str:
+    return _ANNOTATION.sub("", op).strip()
+
+
+def _function_annotated(function) -> bool:
+    return any(SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands)
+               for i in function.instructions)
+
+
+def _frame_slot(ins) -> str | None:
+    for op in ins.operands:
+        op = _clean(op)
+        if op.startswith("[") and _STACK.fullmatch(op):
+            return op.replace(" ", "")
+    return None
+
+
+def _refilled_slots(function) -> frozenset:
+    return frozenset(s for i in function.instructions
+                     if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None)
+
+
+class SpillFacts:
+    """What :func:`is_spill` needs to know of a whole function, computed once per function for
+    whoever holds this object (one kernel's analysis): does nvdisasm annotate its spills, and which
+    stack-frame slots does it reload."""
+
+    def __init__(self) -> None:
+        self._annotated: dict[int, tuple] = {}
+        self._refilled: dict[int, tuple] = {}
+
+    @staticmethod
+    def _cached(cache: dict, function, compute):
+        # keyed by identity; the function is kept with its value, so its id cannot be reused
+        got = cache.get(id(function))
+        if got is None or got[0] is not function:
+            got = cache[id(function)] = (function, compute(function))
+        return got[1]
+
+    def annotated(self, function) -> bool:
+        return self._cached(self._annotated, function, _function_annotated)
+
+    def refilled(self, function) -> frozenset:
+        return self._cached(self._refilled, function, _refilled_slots)
+
+
+def _is_load(ins) -> bool:
+    return ins.memory.load if ins.memory is not None else ins.base_opcode in LOCAL_LOADS
+
+
+def is_local(ins) -> bool:
+    if ins.memory is not None:
+        return ins.memory.space == "local"
+    return ins.base_opcode in LOCAL_MEMORY
+
+
+def is_spill(ins, function=None, facts: SpillFacts | None = None) -> bool:
+    """A register spill or refill: annotated by nvdisasm, else a constant stack-frame offset.
+    ``facts``: the per-function facts of the caller's analysis (one is made for this call without)."""
+    if not is_local(ins):
+        return False
+    text = (ins.text or "") + " ".join(ins.operands)
+    if SPILL_MARK in text:
+        return True
+    if function is None:
+        return _frame_slot(ins) is not None
+    facts = facts if facts is not None else SpillFacts()
+    if facts.annotated(function):
+        return False   # the tool annotates spills; this local access is not one
+    slot = _frame_slot(ins)
+    if slot is None:
+        return False
+    return _is_load(ins) or slot in facts.refilled(function)
+
+
+def local_cost(ctx, spill: bool):
+    """Edges of every sample a class of local accesses (spills, or the rest) costs.
+
+    Blame on the access (RAW on loads, WAR on stores) plus self samples on the
+    access of any reason: the instruction disappears with the fix. Memoised per kernel: Register
+    Reuse, Local Array and Memory Transaction Reduction all ask for it.
+    """
+    done = ctx.memo.setdefault("local_cost", {})
+    if spill in done:
+        return done[spill]
+    memo = ctx.memo.setdefault("local_kind", {})
+    facts = SpillFacts()
+
+    def kind(off: int):
+        got = memo.get(off)
+        if got is None:
+            site = ctx.site(off)
+            if site is None or not is_local(site.instruction):
+                got = memo[off] = "none"
+            else:
+                got = memo[off] = "spill" if is_spill(site.instruction, site.function, facts) else "array"
+        return got
+
+    want = "spill" if spill else "array"
+
+    def keep(e):
+        got = memo.get(e.def_)
+        return (got if got is not None else kind(e.def_)) == want
+    got = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
+    if got is not None:
+        # what goes with the accesses: waits at them, their address arithmetic (analysis/deletion.py)
+        deleted = frozenset(i.offset for fb in ctx.blames for i in fb.function.instructions
+                            if kind(i.offset) == want)
+        gone = vanishing_edges(ctx, deleted, got.edges)
+        # the accesses' share of the LG queue: other loads and stores throttled behind them
+        members = frozenset(o for o in deleted if o in ctx.pcs)
+        extra = queue_edges(ctx, members, lg_share(ctx, members))
+        if extra or gone:
+            edges = got.edges + tuple(gone) + tuple(extra)
+            got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
+                        data={"queue_uses": frozenset(e.use for e in extra)} if extra else {})
+    done[spill] = got
+    return got
+
+
+_LOCAL_COST_CATEGORIES = ("local_memory", "write_after_read", "self")
+
+
+# --- the math library ------------------------------------------------------------------------
+_MATH_FN = re.compile(r"internal|__cuda_sm\d+x?_|__nv_|slowpath|rcp_|div_rn|sqrt_rn|trig_reduction", re.I)
+_MATH_HEADER = re.compile(r"(math_functions|device_functions|crt/|cuda_fp|sm_\d+_intrinsics)", re.I)
+
+
+def in_math_library(site) -> bool:
+    """The site is in CUDA's math library: a device function of it, or code from one of its headers.
+    (Fast Math asks once per use; Function Inlining per edge of a small device function.)"""
+    f = site.function
+    if not f.entry and _MATH_FN.search(f.name):
+        return True
+    loc = site.instruction.loc
+    return loc is not None and bool(_MATH_HEADER.search(loc.file))
+
+
+# --- instruction fetch -----------------------------------------------------------------------
+def fetch_stall_elimination(ctx, match: Match) -> float:
+    """Stall elimination (Eq. 2) of the fetch stalls during which the scheduler issued nothing.
+
+    Warps that stall on the same missing instruction wait for one fetch; while
+    some other warp issues, their wait costs no issue slot. Only the latency
+    (not-issued) samples are cycles the scheduler lost to instruction fetch,
+    so only those come back when the code fits the cache.
+    """
+    return stall_elimination(ctx.total, match.latency)
+
+
+# --- the launch ------------------------------------------------------------------------------
+def block_size_fix(ctx, *, smaller: bool = False) -> Fix | None:
+    entry = ctx.entry
+    name = unqualified_name(entry.demangled or entry.name)
+    files = []
+    for ins in entry.instructions:
+        if ins.loc and ins.loc.file not in files:
+            files.append(ins.loc.file)
+    for f in files:
+        lines = ctx.reader(f)
+        if lines is None:
+            continue
+        for site in launch_sites(f, lines, name):
+            cur = site.current
+            if smaller:
+                new = max(32, cur // 2) if cur > 128 else cur
+            else:
+                new = max(128, cur * 2) if cur < 128 else min(ctx.device.max_threads_per_block, cur * 2)
+            if new != cur:
+                return Fix("block_size", f, site.line, {"size": new, "current": cur,
+                                                        "columns": list(site.columns), "dims": list(site.dims)})
+    return None
