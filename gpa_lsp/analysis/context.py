@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, Callable, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats
 from gpa_lsp.profile.reasons import category as reason_category
@@ -48,7 +48,8 @@ class KernelContext:
     _sites: dict[int, Site] = field(default_factory=dict)
     _loop_cache: dict[int, LoopScope | None] = field(default_factory=dict)
     _innermost_by_fn: dict[str, dict[int, LoopScope]] = field(default_factory=dict)
-    memo: dict = field(default_factory=dict)       # per-kernel caches optimizers may share
+    _facts: dict = field(default_factory=dict)      # kernel_fact's values for this kernel
+    _edges_where: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         sites = self._sites
@@ -131,9 +132,9 @@ class KernelContext:
         edges through a per-edge ``keep`` in every one of them was a good part of the advisor's
         time. Order is kept so that matched sums add up in the same order as over ``edges``.
         """
-        key = ("edges_where", None if reasons is None else frozenset(reasons),
+        key = (None if reasons is None else frozenset(reasons),
                None if categories is None else frozenset(categories), frozenset(not_reasons))
-        got = self.memo.get(key)
+        got = self._edges_where.get(key)
         if got is None:
             groups = [ks for (r, c), ks in self._edge_index.items()
                       if (reasons is None or r in reasons) and r not in not_reasons
@@ -143,7 +144,7 @@ class KernelContext:
                 got = [edges[k] for k in groups[0]]
             else:
                 got = [edges[k] for k in sorted(k for ks in groups for k in ks)]
-            self.memo[key] = got
+            self._edges_where[key] = got
         return got
 
     # --- structure -------------------------------------------------------------------------
@@ -214,3 +215,65 @@ class KernelContext:
                 loc = next((c for c in ins.inline if c is not None and not is_toolkit_header(c.file)), loc)
             out[o] = loc
         return out
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class KernelFact(Generic[P, T]):
+    """A fact of one kernel that analyses share: ``compute(ctx, *args)``, computed once per
+    :class:`KernelContext` (and arguments) and kept in it. See :func:`kernel_fact`."""
+
+    def __init__(self, compute: Callable[Concatenate[KernelContext, P], T],
+                 key: Callable[..., Any] | None = None) -> None:
+        self.compute = compute
+        self.key = key
+        self.__name__ = compute.__name__
+        self.__qualname__ = compute.__qualname__
+        self.__doc__ = compute.__doc__
+        self.__module__ = compute.__module__
+        self.__wrapped__ = compute
+
+    def _slot(self, args: tuple, kwargs: dict) -> tuple:
+        if self.key is not None:
+            return (self, self.key(*args, **kwargs))
+        return (self, args, tuple(kwargs.items())) if kwargs else (self, args)
+
+    def __call__(self, ctx: KernelContext, *args: P.args, **kwargs: P.kwargs) -> T:
+        facts = ctx._facts
+        slot = self._slot(args, kwargs)
+        try:
+            return facts[slot]
+        except KeyError:
+            got = facts[slot] = self.compute(ctx, *args, **kwargs)
+            return got
+
+    def put(self, ctx: KernelContext, value: T, *args: P.args, **kwargs: P.kwargs) -> None:
+        """Set the fact for ``ctx`` (a test that needs a given roof, say)."""
+        ctx._facts[self._slot(args, kwargs)] = value
+
+    def __repr__(self) -> str:
+        return f"<kernel fact {self.__module__}.{self.__qualname__}>"
+
+
+@overload
+def kernel_fact(compute: Callable[Concatenate[KernelContext, P], T]) -> KernelFact[P, T]: ...
+@overload
+def kernel_fact(*, key: Callable[..., Any]) -> Callable[[Callable[Concatenate[KernelContext, P], T]], KernelFact[P, T]]: ...
+
+
+def kernel_fact(compute=None, *, key=None):
+    """Decorate ``f(ctx, *args)`` into a per-kernel fact: computed on first use, then read.
+
+    Why: several optimizers (and the advisor) need the same derived facts of a kernel (the
+    spill instructions, the reloads, the barriers before each instruction, the roof of the loads
+    in flight). A fact is the function that computes it, so it has one name, one type and one
+    docstring, and whoever needs it calls it; there are no string keys in a shared dict. The
+    value lives in the :class:`KernelContext`, which lives for one kernel's analysis: nothing
+    outlives it (no module-level cache). ``key`` maps the arguments to the cache key when they
+    are not hashable or costly to hash (a ``Function``: ``key=lambda function: function.name``).
+    """
+    if compute is None:
+        return lambda f: KernelFact(f, key)
+    return KernelFact(compute, key)

@@ -39,6 +39,7 @@ from typing import Iterable
 
 from . import defuse
 from .blame import BlameEdge, reaching_defs
+from .context import kernel_fact
 from ..sass.opcodes import KEPT_CONTROL, SYNC
 from ..sass.operands import address_registers as operand_address_registers
 
@@ -63,13 +64,10 @@ def _removable(ins) -> bool:
     return bool(ins.dsts) and ins.memory is None and ins.branch_target is None and ins.base_opcode not in _KEEP
 
 
+@kernel_fact(key=lambda fb: fb.function.name)
 def _reach(ctx, fb) -> dict:
-    """Index -> reaching defs of every instruction of ``fb``'s function (memoised per kernel)."""
-    memo = ctx.memo.setdefault("all_reaching_defs", {})
-    name = fb.function.name
-    if name not in memo:
-        memo[name] = reaching_defs(fb.function, fb.flow)
-    return memo[name]
+    """Index -> reaching defs of every instruction of ``fb``'s function (a fact of the kernel)."""
+    return reaching_defs(fb.function, fb.flow)
 
 
 def _carried(dep) -> tuple[str, ...]:

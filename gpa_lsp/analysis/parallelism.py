@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .context import KernelContext
+from .context import KernelContext, kernel_fact
 
 BYTES_PER_THREAD_DEFAULT = 4
 
@@ -118,16 +118,10 @@ def level_bytes(instructions) -> dict[int, int]:
     return out
 
 
+@kernel_fact
 def roof(ctx: KernelContext) -> Roof | None:
     """The code's memory parallelism and its roof; None without the inputs (no DRAM measurement,
-    no occupancy, an unmeasured device, no loop with global loads). Memoised per kernel."""
-    if "mlp_roof" in ctx.memo:
-        return ctx.memo["mlp_roof"]
-    ctx.memo["mlp_roof"] = got = _roof(ctx)
-    return got
-
-
-def _roof(ctx: KernelContext) -> Roof | None:
+    no occupancy, an unmeasured device, no loop with global loads). A fact of the kernel."""
     t = ctx.kernel.throughput
     dram = t.pct("dram") if t is not None else None
     if not dram or ctx.occupancy is None or ctx.occupancy.active_warps <= 0:

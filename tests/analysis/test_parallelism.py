@@ -96,9 +96,9 @@ def test_arithmetic_attainable():
 def test_a_measurement_above_the_roof_drops_the_bound(build_cubin):
     # the kernel already pulls more than its counted loads could: F as counted says nothing
     _, ctx = _levels(build_cubin, "copy", device_for(90, H100))
-    ctx.memo["mlp_roof"] = Roof(0, 128, 64.0, "copy", dram_pct=80.0, attainable_pct=72.0)
+    roof.put(ctx, Roof(0, 128, 64.0, "copy", dram_pct=80.0, attainable_pct=72.0))
     assert mlp_bound(ctx, 1.0) == (math.inf, None)
-    ctx.memo["mlp_roof"] = Roof(0, 128, 64.0, "copy", dram_pct=36.0, attainable_pct=72.0)
+    roof.put(ctx, Roof(0, 128, 64.0, "copy", dram_pct=36.0, attainable_pct=72.0))
     got, reach = mlp_bound(ctx, 1.0)
     assert reach == pytest.approx(attainable(curve(ctx.device.name, "copy"), 128 * 64))
     assert got == pytest.approx(reach / 36.0)

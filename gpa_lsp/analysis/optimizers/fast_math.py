@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from ..context import kernel_fact
 from ..model import Fix
 from ..sources import _code_mask
 from .base import Match, Optimizer, match_edges
@@ -63,11 +64,9 @@ def math_calls(text: str) -> list[str]:
     return [m.group(1) for m in _CALL.finditer(text) if mask[m.start(1)]]
 
 
+@kernel_fact
 def library_weights(ctx) -> dict[tuple[str, int], float]:
     """(file, line) -> share of the line's samples that the intrinsics would remove."""
-    got = ctx.memo.get("fast_math_lines")
-    if got is not None:
-        return got
     executed: dict[tuple[str, int], int] = {}
     issued = ctx.issued_at
     for off in ctx.pcs:
@@ -87,7 +86,6 @@ def library_weights(ctx) -> dict[tuple[str, int], float]:
         k = sum(FAST_COST[c] for c in calls)
         if n > k:
             out[(file, line)] = 1.0 - k / n
-    ctx.memo["fast_math_lines"] = out
     return out
 
 

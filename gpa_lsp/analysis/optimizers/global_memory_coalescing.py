@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
+from ..context import kernel_fact
 from .base import Match, Optimizer
 from .shared import DRAIN, drain_edges, excess, mio_throttle_share
 
 
+@kernel_fact
 def queue_excess_share(ctx) -> float:
     """The excess global sectors' share of the MIO queue's traffic (0 without sector counts)."""
-    if "coalescing_queue_share" in ctx.memo:
-        return ctx.memo["coalescing_queue_share"]
     sectors = excess_sectors = other = 0.0
     for o, p in ctx.pcs.items():
         if p.sectors and p.ideal_sectors is not None:
@@ -42,9 +42,7 @@ def queue_excess_share(ctx) -> float:
         site = ctx.site(o)
         if site is not None and p.executed and site.instruction.base_opcode in MIO_OTHER | SHARED_ACCESSES:
             other += p.executed
-    share = excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
-    ctx.memo["coalescing_queue_share"] = share
-    return share
+    return excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
 
 
 def _global(pc) -> bool:

@@ -23,19 +23,18 @@ unroll 1``: seed 003's sweet spot keeps the inner unroll), or the SASS loop
 
 from __future__ import annotations
 
+from ..context import kernel_fact
 from ..model import Fix
 from ..sources import SourceLoop, source_loops
 from .base import Match, Optimizer, hottest, match_edges
 from .shared import fetch_stall_elimination
 
 
+@kernel_fact
 def _file_loops(ctx, file: str) -> list[SourceLoop]:
-    memo = ctx.memo.setdefault("source_loops", {})
-    got = memo.get(file)
-    if got is None:
-        lines = ctx.reader(file)
-        got = memo[file] = source_loops(lines) if lines else []
-    return got
+    """The source loops of ``file`` (as the kernel's reader has it)."""
+    lines = ctx.reader(file)
+    return source_loops(lines) if lines else []
 
 
 def flattened_loops(ctx, offset: int) -> list[SourceLoop]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 
 from ..blame import BlameEdge
+from ..context import kernel_fact
 from ..model import Fix
 from ...profile.demangle import unqualified_name
 from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
@@ -91,15 +92,18 @@ def _blocks(function):
         yield start, len(ins)
 
 
+@kernel_fact
+def kernel_reloads(ctx) -> set[int]:
+    """Offsets of the reloads (``reloads``) in every function of the kernel."""
+    found: set[int] = set()
+    for fb in ctx.blames:
+        found |= reloads(fb.function)
+    return found
+
+
 def reload_match(ctx) -> Match | None:
     """The samples reloads cost, directly and through the shared LG queue (see the module doc)."""
-    memo = ctx.memo
-    if "reloads" not in memo:
-        found: set[int] = set()
-        for fb in ctx.blames:
-            found |= reloads(fb.function)
-        memo["reloads"] = found
-    found = memo["reloads"]
+    found = kernel_reloads(ctx)
     if not found:
         return None
     share = lg_share(ctx, found)

@@ -31,6 +31,7 @@ import re
 from ...profile.demangle import unqualified_name
 from ...sass.opcodes import GLOBAL_WRITES, LOCAL_LOADS, LOCAL_MEMORY
 from ..blame import BlameEdge
+from ..context import kernel_fact
 from ..deletion import vanishing_edges
 from ..estimate import stall_elimination
 from ..model import Fix
@@ -44,13 +45,10 @@ def is_lg(ins) -> bool:
     return sp in ("global", "generic", "local")
 
 
+@kernel_fact(key=frozenset)
 def lg_share(ctx, members: set[int] | frozenset[int]) -> float:
     """The share of the LG queue's entries that ``members`` (offsets) make: LG instructions weighted
     by executed counts when the collector has them, else one per instruction seen issuing."""
-    key = ("lg_share", frozenset(members))
-    got = ctx.memo.get(key)
-    if got is not None:
-        return got
     have_counts = any(pc.executed for pc in ctx.pcs.values())
     lg = mine = 0.0
     for off, pc in ctx.pcs.items():
@@ -61,8 +59,7 @@ def lg_share(ctx, members: set[int] | frozenset[int]) -> float:
         lg += w
         if off in members:
             mine += w
-    got = ctx.memo[key] = mine / lg if lg > 0 else 0.0
-    return got
+    return mine / lg if lg > 0 else 0.0
 
 
 def throttle_share(pc) -> float:
@@ -109,10 +106,9 @@ def _is_store(ctx, offset: int) -> bool:
     return op in GLOBAL_WRITES
 
 
+@kernel_fact
 def drain_edges(ctx) -> list[BlameEdge]:
     """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
-    if "coalescing_drain" in ctx.memo:
-        return ctx.memo["coalescing_drain"]
     drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()
               if any(r == DRAIN for r, _ in p.stalls)]
     drains = [d for d in drains if d[1] > 0]
@@ -124,7 +120,6 @@ def drain_edges(ctx) -> list[BlameEdge]:
             for st, sec in stores:
                 w = sec / total_sectors
                 out.append(BlameEdge(st, use, "memory_throttle", "global_memory", n * w, lat * w, 0))
-    ctx.memo["coalescing_drain"] = out
     return out
 
 
@@ -209,34 +204,36 @@ def is_spill(ins, function=None, facts: SpillFacts | None = None) -> bool:
     return _is_load(ins) or slot in facts.refilled(function)
 
 
-def local_cost(ctx, spill: bool):
+@kernel_fact
+def local_kinds(ctx) -> dict[int, str]:
+    """Offset -> ``"spill"`` or ``"array"`` for every local access of the kernel's functions."""
+    facts = SpillFacts()
+    out: dict[int, str] = {}
+    for fb in ctx.blames:
+        for i in fb.function.instructions:
+            site = ctx.site(i.offset)
+            if i.offset not in out and site is not None and is_local(site.instruction):
+                out[i.offset] = "spill" if is_spill(site.instruction, site.function, facts) else "array"
+    return out
+
+
+@kernel_fact
+def local_cost(ctx, spill: bool) -> Match | None:
     """Edges of every sample a class of local accesses (spills, or the rest) costs.
 
     Blame on the access (RAW on loads, WAR on stores) plus self samples on the
-    access of any reason: the instruction disappears with the fix. Memoised per kernel: Register
+    access of any reason: the instruction disappears with the fix. A fact of the kernel: Register
     Reuse, Local Array and Memory Transaction Reduction all ask for it.
     """
-    done = ctx.memo.setdefault("local_cost", {})
-    if spill in done:
-        return done[spill]
-    memo = ctx.memo.setdefault("local_kind", {})
-    facts = SpillFacts()
+    kinds = local_kinds(ctx)
 
-    def kind(off: int):
-        got = memo.get(off)
-        if got is None:
-            site = ctx.site(off)
-            if site is None or not is_local(site.instruction):
-                got = memo[off] = "none"
-            else:
-                got = memo[off] = "spill" if is_spill(site.instruction, site.function, facts) else "array"
-        return got
+    def kind(off: int) -> str:
+        return kinds.get(off, "none")
 
     want = "spill" if spill else "array"
 
     def keep(e):
-        got = memo.get(e.def_)
-        return (got if got is not None else kind(e.def_)) == want
+        return kind(e.def_) == want
     got = match_edges(ctx.edges_where(categories=_LOCAL_COST_CATEGORIES), keep)
     if got is not None:
         # what goes with the accesses: waits at them, their address arithmetic (analysis/deletion.py)
@@ -250,7 +247,6 @@ def local_cost(ctx, spill: bool):
             edges = got.edges + tuple(gone) + tuple(extra)
             got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
                         data={"queue_uses": frozenset(e.use for e in extra)} if extra else {})
-    done[spill] = got
     return got
 
 

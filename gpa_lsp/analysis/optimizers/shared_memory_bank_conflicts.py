@@ -27,6 +27,7 @@ from __future__ import annotations
 from ...sass.opcodes import MIO_OTHER
 from .. import defuse
 from ..blame import BlameEdge
+from ..context import kernel_fact
 from .base import Match, Optimizer, match_edges
 from .shared import mio_throttle_share
 
@@ -45,11 +46,9 @@ def conflict_share(pc) -> float:
     return (n - 1.0) / n if n > 1 else 0.0
 
 
+@kernel_fact
 def mio_replay_share(ctx) -> float:
     """Share of the kernel's MIO wavefronts that are bank-conflict replays (needs executed counts)."""
-    got = ctx.memo.get("mio_replay_share")
-    if got is not None:
-        return got
     replay = total = 0.0
     for off, pc in ctx.pcs.items():
         if not pc.executed:
@@ -64,8 +63,7 @@ def mio_replay_share(ctx) -> float:
             replay += pc.executed * (n - 1.0)
         elif ins.base_opcode in MIO_OTHER:
             total += pc.executed
-    got = ctx.memo["mio_replay_share"] = replay / total if total > 0 else 0.0
-    return got
+    return replay / total if total > 0 else 0.0
 
 
 class SharedMemoryBankConflicts(Optimizer):

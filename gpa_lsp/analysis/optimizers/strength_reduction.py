@@ -24,6 +24,7 @@ Estimator: stall elimination (Eq. 2).
 from __future__ import annotations
 
 from ...sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU
+from ..context import kernel_fact
 from ..model import Fix
 from ..sources import double_literals, source_line
 from .base import Match, Optimizer, hottest, match_edges
@@ -38,11 +39,9 @@ def is_division_core(ins) -> bool:
     return ins.base_opcode == "I2F" and ".RP" in ins.opcode
 
 
+@kernel_fact
 def division_weights(ctx) -> dict[tuple[str, int], float]:
     """(file, line) -> share of the line's samples spent in integer-division expansions."""
-    got = ctx.memo.get("division_lines")
-    if got is not None:
-        return got
     executed: dict[tuple[str, int], int] = {}
     cores: dict[tuple[str, int], int] = {}
     issued = ctx.issued_at
@@ -55,9 +54,7 @@ def division_weights(ctx) -> dict[tuple[str, int], float]:
         executed[key] = executed.get(key, 0) + 1
         if is_division_core(site.instruction):
             cores[key] = cores.get(key, 0) + 1
-    out = {key: min(1.0, d * (DIVISION_LENGTH - REDUCED_LENGTH) / executed[key]) for key, d in cores.items()}
-    ctx.memo["division_lines"] = out
-    return out
+    return {key: min(1.0, d * (DIVISION_LENGTH - REDUCED_LENGTH) / executed[key]) for key, d in cores.items()}
 
 
 class StrengthReduction(Optimizer):

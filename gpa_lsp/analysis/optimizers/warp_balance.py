@@ -39,27 +39,30 @@ from __future__ import annotations
 
 from ...sass.opcodes import GLOBAL_LOADS, PLAIN_STORES, SHARED_LOADS, SHARED_STORES, WAIT_BARRIERS
 from ...sass.operands import address_registers, memory_operand
+from ..context import kernel_fact
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer
 
 WINDOW = 8           # instructions searched back from a shared store for its in-place combine
 
 
+def _by_name(function) -> str:
+    return function.name
+
+
+@kernel_fact(key=_by_name)
 def _last_barriers(ctx, function) -> tuple[int, ...]:
     """Per instruction index, the offset of the nearest barrier at or before it (-1: none).
 
-    One pass per function, memoised: the match asks for every synchronization
+    One pass per function, a fact of the kernel: the match asks for every synchronization
     edge, and a backwards scan per edge was quadratic on large unrolled kernels.
     """
-    key = ("last_barriers", function.name)
-    if key not in ctx.memo:
-        out, last = [], -1
-        for i in function.instructions:
-            if i.base_opcode in WAIT_BARRIERS:
-                last = i.offset
-            out.append(last)
-        ctx.memo[key] = tuple(out)
-    return ctx.memo[key]
+    out, last = [], -1
+    for i in function.instructions:
+        if i.base_opcode in WAIT_BARRIERS:
+            last = i.offset
+        out.append(last)
+    return tuple(out)
 
 
 def _barrier_before(ctx, offset: int) -> int:
@@ -91,12 +94,10 @@ def _in_place_combine(ins, k: int) -> bool:
     return False
 
 
+@kernel_fact(key=_by_name)
 def _stored_back(ctx, function) -> frozenset[int]:
     """Indices of global loads that read an address the function stored before (same address
     operand, its registers not redefined in between): a round trip through global memory."""
-    key = ("stored_back", function.name)
-    if key in ctx.memo:
-        return ctx.memo[key]
     ins = function.instructions
     stored: dict[str, set[str]] = {}     # address text -> its registers
     out: set[int] = set()
@@ -110,29 +111,23 @@ def _stored_back(ctx, function) -> frozenset[int]:
             stored[addr] = set(address_registers(addr))
         elif i.base_opcode in GLOBAL_LOADS and addr in stored:
             out.add(k)
-    got = ctx.memo[key] = frozenset(out)
-    return got
+    return frozenset(out)
 
 
+@kernel_fact(key=_by_name)
 def round_trips(ctx, function) -> frozenset[int]:
     """Offsets of the global loads that read back what the function stored (``_stored_back``)
     after a barrier: values passed between the block's threads through global memory."""
-    key = ("round_trips", function.name)
-    if key not in ctx.memo:
-        ins = function.instructions
-        bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
-        ctx.memo[key] = frozenset(ins[k].offset for k in _stored_back(ctx, function)
-                                  if any(b < k for b in bars))
-    return ctx.memo[key]
+    ins = function.instructions
+    bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
+    return frozenset(ins[k].offset for k in _stored_back(ctx, function) if any(b < k for b in bars))
 
 
+@kernel_fact(key=_by_name)
 def latency_barriers(ctx, function) -> frozenset[int]:
     """Offsets of barriers whose waits are a global load's latency (see the module doc): the code
     since the previous barrier stores a value it loaded from global memory, not loaded back from
     an address the function stored itself."""
-    key = ("latency_barriers", function.name)
-    if key in ctx.memo:
-        return ctx.memo[key]
     ins = function.instructions
     round_trip = _stored_back(ctx, function)
     out: set[int] = set()
@@ -157,16 +152,13 @@ def latency_barriers(ctx, function) -> frozenset[int]:
         if publishes:
             out.add(bar.offset)
         start = b + 1
-    got = ctx.memo[key] = frozenset(out)
-    return got
+    return frozenset(out)
 
 
+@kernel_fact(key=_by_name)
 def shared_tree(ctx, function) -> frozenset[int]:
     """Offsets of the shared accesses between barriers in a function that updates shared memory in
     place across barriers (empty when it does not)."""
-    key = ("shared_tree", function.name)
-    if key in ctx.memo:
-        return ctx.memo[key]
     ins = function.instructions
     bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
     out: frozenset[int] = frozenset()
@@ -180,7 +172,6 @@ def shared_tree(ctx, function) -> frozenset[int]:
 
         out = frozenset(i.offset for k, i in enumerate(ins)
                         if i.base_opcode in SHARED_LOADS | SHARED_STORES and between(k))
-    ctx.memo[key] = out
     return out
 
 
