@@ -308,7 +308,7 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     puts the advice on that statement, so the diagnostic and its quick fix agree; a fix
     elsewhere (a qualifier in the signature, a pragma on a loop header, a launch in host code)
     is offered at its own place. Throttle matched on *other* instructions through a shared queue
-    (``Match.data["queue_uses"]``) counts in the estimate but never places the advice. Instruction-fetch advice
+    (``Match.queue_uses``) counts in the estimate but never places the advice. Instruction-fetch advice
     (``Optimizer.region_cost``) is different: the stalled instruction only waits for code
     that the region's size pushed out of the cache, so no statement inside is the cause; the
     region the fix edits (the loop, the function) is.
@@ -327,7 +327,7 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     first: dict[tuple[str, int], int] = {}
     # throttle on other instructions behind the matched ones in a shared queue (optimizers/shared.py) is
     # part of the cost, not a place to change
-    queued = m.data.get("queue_uses", frozenset())
+    queued = m.queue_uses
     for e in sorted(m.edges, key=lambda e: -e.stall):
         if queued and e.category == "self" and e.use in queued:
             continue

@@ -5,10 +5,14 @@ use pairs that carry them), how much that is worth (``estimate``, with one of
 GPA's estimators: ``method``, an :class:`Estimator`), what to tell and change
 (``suggestion``, ``fix``), and a few facts the advisor reads instead of ids:
 ``kind`` (a code or a launch change), ``generic`` (its match contains more
-specific optimizers' matches), ``region_cost``, ``keeps`` and ``mlp_factor``.
-Nothing else: ranking and presentation belong to the advisor. A new optimizer
-is a subclass registered with ``optimizers.register`` (or listed in
-``optimizers.REGISTRY``): see docs/architecture.md.
+specific optimizers' matches), ``region_cost``, ``keeps`` and ``mlp_factor``;
+and, for a specific memory optimizer, the throttle its fix removes
+(``explained_throttle``), which generic advice leaves to it. Nothing else:
+ranking and presentation belong to the advisor. A new optimizer is a subclass
+registered with ``optimizers.register`` (or listed in ``optimizers.REGISTRY``):
+see docs/architecture.md. An optimizer imports only this module and
+``optimizers.shared`` (what several of them need); facts of the kernel that it
+computes once are ``analysis.context.kernel_fact`` functions.
 """
 
 from __future__ import annotations
@@ -46,7 +50,10 @@ class Match:
     samples: float                        # matched samples (Eq. 2's M)
     latency: float                        # matched latency samples (Eq. 3-5)
     scopes: tuple[Scope, ...] = ()
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)   # what the optimizer keeps for its estimate/fix
+    # uses whose throttle is matched only because the matched instructions fill a shared queue
+    # ahead of them (optimizers/shared.py queue_edges): part of the cost, never where the advice goes
+    queue_uses: frozenset[int] = frozenset()
 
     def throttle_by_use(self) -> dict[int, float]:
         """Use offset -> matched memory-throttle samples: what a specific advice claims of the

@@ -64,7 +64,8 @@ class LocalArray(Optimizer):
         seen = set(m.edges)
         extra = [e for e in ctx.edges if e.use in control and e not in seen]
         edges = m.edges + tuple(extra)
-        return Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges), m.scopes, m.data)
+        return Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges), m.scopes, m.data,
+                     queue_uses=m.queue_uses)
 
     def explained_throttle(self, ctx) -> dict[int, float]:
         """The memory-throttle samples of the local-array accesses and of the queue they fill."""

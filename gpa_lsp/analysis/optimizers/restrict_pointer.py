@@ -114,8 +114,8 @@ def reload_match(ctx) -> Match | None:
     if not edges:
         return None
     return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
-                 data={"reloads": len(found), "queue_share": share,
-                       "queue_uses": frozenset(e.use for e in queued)})
+                 data={"reloads": len(found), "queue_share": share},
+                 queue_uses=frozenset(e.use for e in queued))
 
 
 def _plain_global_load(ins) -> bool:

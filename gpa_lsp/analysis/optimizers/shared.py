@@ -246,7 +246,7 @@ def local_cost(ctx, spill: bool) -> Match | None:
         if extra or gone:
             edges = got.edges + tuple(gone) + tuple(extra)
             got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
-                        data={"queue_uses": frozenset(e.use for e in extra)} if extra else {})
+                        queue_uses=frozenset(e.use for e in extra))
     return got
 
 
