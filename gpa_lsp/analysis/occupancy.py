@@ -42,20 +42,25 @@ class Occupancy:
         return self.active_warps / self.max_warps if self.max_warps else 0.0
 
 
-def occupancy(device: Device, launch: Launch, *, registers: int, static_shared: int = 0) -> Occupancy:
-    threads = max(1, launch.threads_per_block)
-    wpb = math.ceil(threads / 32)
-    limits: dict[str, float] = {}
-    limits["threads"] = device.warps_per_sm // wpb
+def resident_limits(device: Device, launch: Launch, *, registers: int, static_shared: int = 0) -> dict[str, int]:
+    """Blocks per SM each of the block's resources allows (threads, registers, shared memory, the
+    blocks-per-SM cap): what a grid large enough to fill the GPU gets, whatever this launch's grid."""
+    wpb = math.ceil(max(1, launch.threads_per_block) / 32)
+    limits: dict[str, int] = {"threads": device.warps_per_sm // wpb}
     regs = max(registers, launch.registers, 1)
     regs_per_warp = math.ceil(regs * 32 / 256) * 256
-    warps_by_regs = device.registers_per_sm // regs_per_warp
-    limits["registers"] = warps_by_regs // wpb
+    limits["registers"] = (device.registers_per_sm // regs_per_warp) // wpb
     smem = static_shared + launch.dynamic_shared
     if smem > 0:
         per_block = math.ceil(smem / 128) * 128 + (RESERVED_SMEM if device.sm >= 80 else 0)
         limits["shared_memory"] = device.shared_memory_per_sm // per_block
     limits["blocks"] = device.max_blocks_per_sm
+    return limits
+
+
+def occupancy(device: Device, launch: Launch, *, registers: int, static_shared: int = 0) -> Occupancy:
+    wpb = math.ceil(max(1, launch.threads_per_block) / 32)
+    limits = resident_limits(device, launch, registers=registers, static_shared=static_shared)
     blocks_per_sm_grid = math.ceil(launch.blocks / max(1, device.sm_count))
     limits["grid"] = max(1, blocks_per_sm_grid)
     limiter = min(limits, key=lambda k: (limits[k], k != "grid"))

@@ -1,17 +1,52 @@
-"""Block Increase: fewer blocks than SMs leaves SMs idle (parallel estimator, Eq. 6-10).
+"""Block Increase: the grid is less than one wave (analysis/waves.py), so warp slots or whole SMs idle.
 
-Why no "idle SMs" floor: the work of the busy SMs does not speed up by
-``sm_count / blocks``, because each busy scheduler already overlaps its many
-warps. The estimate is the busiest scheduler's time ``k / P(k)`` before and
-after the same warps are spread over every SM (see estimate.block_increase).
+Two mechanisms, told apart in the SASS:
+
+* a *grid-stride loop* shares the work among whatever grid is launched: a full wave (SMs x
+  resident blocks) is more warps for the same work. The estimate is the whole GPU's issue rate
+  at the full wave's warps over today's (Eq. 8/9 per scheduler, times the SMs and schedulers
+  with work), at most what the full wave's loads in flight can pull from DRAM
+  (``waves.full_wave_memory_bound``). Where the profile counts executed instructions (ncu), the
+  loop's iterations per warp bound the warps that get work: a loop of 3 iterations on 132 blocks
+  has work for 396 blocks, not for a wave of 2112.
+* *fixed work per thread*: more blocks are smaller blocks, the same warps spread over more SMs.
+  That helps only where SMs idle (fewer blocks than SMs); the estimate is the busiest
+  scheduler's ``k / P(k)`` before and after (estimate.block_increase). Why no "idle SMs" floor:
+  each busy scheduler already overlaps its many warps, so the work of the busy SMs does not
+  speed up by ``sm_count / blocks``.
+
+No gain when the grid already fills the device (one wave or more): more blocks add waves, not
+resident warps (benchmarks/waves measures both on the H100).
 """
 
 from __future__ import annotations
 
 from ..estimate import block_increase
 from ..model import Fix
+from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loop, grown, waves
 from .base import Estimator, Match, Optimizer
 from .shared import block_size_fix
+
+
+def kernel_waves(ctx):
+    """The launch's waves (memoised per kernel); None without a launch."""
+    if "waves" not in ctx.memo:
+        L = ctx.launch
+        ctx.memo["waves"] = None if L is None else waves(
+            ctx.device, L, registers=ctx.entry.registers or L.registers,
+            static_shared=max(ctx.entry.shared_static, L.static_shared))
+    return ctx.memo["waves"]
+
+
+def iterations_per_warp(ctx, update: int, w) -> float | None:
+    """Mean trip count of the grid-stride loop per warp, from the executed count of its update's
+    basic block (ncu's per-PC counts; every instruction of a block runs as often, and only sampled
+    PCs reach the context); None where the profile has no counts."""
+    block = next((b for b in ctx.entry.blocks if b.start <= update < b.end), None)
+    offsets = block.instructions if block is not None else (update,)
+    counts = [pc.executed for o in offsets if (pc := ctx.pcs.get(o)) is not None and pc.executed]
+    warps = w.blocks * w.warps_per_block * max(1, len(ctx.kernel.launches))
+    return max(counts) / warps if counts and warps else None
 
 
 class BlockIncrease(Optimizer):
@@ -23,19 +58,55 @@ class BlockIncrease(Optimizer):
                   "work of a block) so that every SM has work.")
 
     def match(self, ctx) -> Match | None:
-        L = ctx.launch
-        if L is None or L.blocks >= ctx.device.sm_count or L.threads_per_block <= 128 or ctx.occupancy is None:
+        L, w = ctx.launch, kernel_waves(ctx)
+        if L is None or w is None or ctx.occupancy is None or w.fills_device:
             return None
-        return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks})
+        stride = grid_stride_loop(ctx.entry)
+        if stride is not None:
+            data = {"blocks": L.blocks, "waves": w.waves, "full_wave": w.capacity, "grid_stride": stride}
+            t = iterations_per_warp(ctx, stride.update, w)
+            if t is not None:
+                if t <= 1.0:
+                    return None     # every warp runs the loop once: no work left for more blocks
+                data["iterations"] = t
+            return Match((), float(ctx.total), float(ctx.latency), data=data)
+        if L.blocks >= ctx.device.sm_count or L.threads_per_block <= 128:
+            return None
+        return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks, "waves": w.waves})
 
     def estimate(self, ctx, match: Match) -> float:
-        occ = ctx.occupancy
-        shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
+        occ, L, w = ctx.occupancy, ctx.launch, kernel_waves(ctx)
         p = ctx.active / ctx.total if ctx.total else 0.0
-        L = ctx.launch
+        if "grid_stride" in match.data:
+            t = match.data.get("iterations")
+            # the loop has work for t x today's warps: no more blocks than that get any
+            target = grown(w, w.capacity if t is None else int(t * w.blocks))
+            return min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
+                       full_wave_memory_bound(ctx, w, target))
+        shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         total_warps = L.blocks * occ.warps_per_block
         return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
                               total_warps=total_warps, sm_count=ctx.device.sm_count)
 
+    def describe(self, ctx, match: Match) -> str:
+        if "grid_stride" not in match.data:
+            return self.suggestion
+        w = kernel_waves(ctx)
+        line = match.data["grid_stride"].line
+        where = f"the grid-stride loop at line {line}" if line else "the grid-stride loop"
+        text = (f"The grid is {w.waves:.2f} of a wave: {w.blocks} blocks where {w.sm_count} SMs hold {w.resident} "
+                f"each ({w.limiter} limit), {w.capacity} in a full wave. {where.capitalize()} shares the work "
+                f"among any grid, so launch {w.capacity} blocks (SMs x resident blocks per SM): more warps for "
+                f"the same work.")
+        t = match.data.get("iterations")
+        if t is not None:
+            text += f" The loop runs {t:.1f} iterations per warp: at most {int(t * w.blocks)} blocks get work."
+        else:
+            text += " Blocks beyond the loop's item count get no work."
+        return text
+
     def fix(self, ctx, match: Match) -> Fix | None:
+        if "grid_stride" in match.data:
+            return None     # the grid is computed at the launch site: no single edit to offer
         return block_size_fix(ctx, smaller=True)
+

@@ -1,9 +1,12 @@
 """Thread Increase: too few warps per scheduler to hide latency (parallel estimator, Eq. 6-10).
 
-Why it stays silent when the grid limits occupancy: then every block the
-launch has is already resident, and larger blocks for the same work would
-only make fewer of them; only a block's own resources (threads, registers,
-shared memory, the blocks-per-SM cap) are what this advice changes.
+Only where the block size is what limits occupancy (the blocks-per-SM cap, or thread slots a
+block size does not divide): larger blocks then put more warps on each SM. Why it stays silent
+otherwise: when registers or shared memory limit, a larger block needs the same per thread and no
+more warps fit (the fix there is fewer registers, which changes the code: on the calibration
+cases a `__launch_bounds__` that forced it spilled and ran slower); when the grid limits, every
+block the launch has is already resident, and larger blocks for the same work would only make
+fewer of them (Block Increase's case, analysis/waves.py).
 """
 
 from __future__ import annotations
@@ -14,22 +17,28 @@ from .base import Estimator, Match, Optimizer
 from .shared import block_size_fix
 
 
+# What the block size itself limits: the blocks-per-SM cap (small blocks: 32 blocks of 16 threads
+# are 32 warps of 64) or the thread slots when the block does not divide them
+BLOCK_SIZE_LIMITS = ("blocks", "threads")
+
+
 class ThreadIncrease(Optimizer):
     id = "thread_increase"
     title = "Thread Increase"
     kind = "parallel"
     method = Estimator.parallel
-    suggestion = ("Too few warps are resident per scheduler to hide latency. Use larger blocks (at least 128 "
-                  "threads), or reduce registers / shared memory per block if those limit occupancy.")
+    suggestion = ("Too few warps are resident per scheduler to hide latency, and the block size is what "
+                  "limits them: use larger blocks (at least 128 threads).")
 
     def match(self, ctx) -> Match | None:
         occ, L = ctx.occupancy, ctx.launch
         if occ is None or L is None or occ.active_warps >= occ.max_warps:
             return None
-        if occ.limiter == "grid":
-            # the grid, not the block's resources, caps the resident warps: larger blocks mean
-            # fewer of them for the same work, so no more warps per SM (Block Increase's case
-            # when the grid is also smaller than the SM count)
+        if occ.limiter not in BLOCK_SIZE_LIMITS:
+            # registers or shared memory cap the resident warps: a larger block needs as much per
+            # thread, so no more warps fit; the grid capping them means every block the launch
+            # has is resident, and larger blocks for the same work are fewer of them (Block
+            # Increase's case)
             return None
         return Match((), float(ctx.total), float(ctx.latency), data={"warps": occ.active_warps})
 
