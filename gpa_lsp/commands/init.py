@@ -3,7 +3,9 @@
 It looks at what is there: the .cu files and their kernels, a Makefile or a CMakeLists.txt (then
 the build is that, and the executable it makes is guessed from the file), a likely harness (a
 script named harness*/run*/bench*, else the built program), and the GPU's sm through
-cuda-bindings (sm_90 when there is no GPU here). Every key is explained in a comment; the file is
+cuda-bindings (sm_90 when there is no GPU here). A Python harness with no .cu defining main()
+loads its kernels itself: the .cu files it names as ``<stem>.cubin`` are built with ``nvcc -cubin``
+for it to load, those it names as ``.cu`` it compiles at run time (NVRTC), which needs no build. Every key is explained in a comment; the file is
 read back through gpa_lsp.config before it is kept, so what it writes always loads.
 """
 
@@ -44,6 +46,8 @@ class Project:
     output: str | None = None                                 # the executable the build makes (relative)
     other_outputs: list[str] = field(default_factory=list)
     harness_script: str | None = None
+    cubin_sources: list[str] = field(default_factory=list)   # .cu the Python harness loads as <stem>.cubin
+    runtime_sources: list[str] = field(default_factory=list)  # .cu it names itself (NVRTC at run time)
     bundles: list[str] = field(default_factory=list)
     sm: int = 90
     sm_from_gpu: str | None = None                           # the GPU's name when sm came from it
@@ -128,11 +132,26 @@ def scan(root: str | Path) -> Project:
         p.output = f"build/{stem}"
     p.harness_script = next((f.name for f in sorted(root.iterdir()) if f.is_file() and _HARNESS_RE.match(f.name)),
                             None)
+    if p.harness_script and p.harness_script.endswith(".py") and p.main_file is None and not (p.cmake or p.makefile):
+        _python_loader(p, (root / p.harness_script).read_text(encoding="utf-8", errors="replace"))
     rec = root / "recorded"
     if rec.is_dir():
         p.bundles = sorted(f"recorded/{b.name}" for b in rec.glob("*.gpabundle"))
     p.sm, p.sm_from_gpu = _gpu_sm()
     return p
+
+
+def _python_loader(p: Project, script: str) -> None:
+    """The .cu files a Python harness loads as cubins (named ``<stem>.cubin`` in it) or compiles
+    itself (named ``<file>.cu``); the first cubin is what [build] makes."""
+    for rel in p.cu_files:
+        stem, name = Path(rel).stem, Path(rel).name
+        if re.search(r"\b" + re.escape(stem) + r"\.cubin\b", script):
+            p.cubin_sources.append(rel)
+        elif re.search(r"\b" + re.escape(name) + r"\b", script):
+            p.runtime_sources.append(rel)
+    if p.cubin_sources:
+        p.output = f"build/{Path(p.cubin_sources[0]).stem}.cubin"
 
 
 def _q(s: str) -> str:
@@ -168,6 +187,20 @@ def render(p: Project) -> str:
                 L += [f"# other executables of the build: {', '.join(p.other_outputs)}"]
         else:
             L += ["# output = \"build/app\"            # TODO: could not tell from the build files"]
+    elif p.cubin_sources or p.runtime_sources:
+        L += [f"# {p.harness_script} loads its kernels itself (no .cu defines main())"]
+        if p.cubin_sources:
+            L += [f"# nvcc -cubin builds the cubin it loads (with -lineinfo added); -arch={arch}: {where}",
+                  f"sources = {_list(p.cubin_sources[:1])}",
+                  f"nvcc_flags = {_list(['-O3', f'-arch={arch}', '-cubin'])}",
+                  "# the cubin: the Nsight Compute collector reads it",
+                  f"output = {_q(p.output)}"]
+            if p.cubin_sources[1:]:
+                L += [f"# also loaded as cubins (build them with [build] command): {', '.join(p.cubin_sources[1:])}"]
+        if p.runtime_sources:
+            L += [f"# compiled by {p.harness_script} when it runs (NVRTC), no build: {', '.join(p.runtime_sources)}",
+                  "# (CUPTI saves the cubins a program loads; compile with --generate-line-info and name the",
+                  "# program by the source's path for source lines)"]
     elif p.cu_files:
         sources = [p.main_file] if p.main_file else []
         sources += [f for f in p.cu_files if f not in sources and f not in p.other_mains]
@@ -190,7 +223,7 @@ def render(p: Project) -> str:
     if p.harness_script:
         runner = "python3" if p.harness_script.endswith(".py") else "bash"
         L += [f"command = {_list([runner, p.harness_script])}"]
-        if p.output:
+        if p.output and not p.output.endswith(".cubin"):
             L += [f"# or the built program: command = {_list([p.output])}"]
     elif p.output and (p.main_file or p.cmake or p.makefile):
         L += [f"command = {_list([p.output])}"]
@@ -244,7 +277,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     target, p = write(args.dir, force=args.force)
-    build = "CMake" if p.cmake else (p.makefile or ("nvcc " + ", ".join(p.cu_files[:3]) if p.cu_files else "nothing found"))
+    built = p.cubin_sources[:1] if p.cubin_sources or p.runtime_sources else p.cu_files[:3]
+    build = "CMake" if p.cmake else (p.makefile or ("nvcc " + ", ".join(built) if built else "nothing found"))
     print(f"wrote {target}")
     print(f"  build:   {build}" + (f" -> {p.output}" if p.output else ""))
     print(f"  kernels: {', '.join(p.kernels) if p.kernels else 'none found in .cu files'}")

@@ -134,7 +134,7 @@ def test_gpu_sm_without_a_driver_is_sm_90(monkeypatch):
     assert init._gpu_sm() == (90, None)
 
 
-@pytest.mark.parametrize("name", ["make_project", "cmake_project"])
+@pytest.mark.parametrize("name", ["make_project", "cmake_project", "python_harness"])
 def test_init_on_the_examples_finds_their_build(tmp_path, name):
     from .conftest import copy_example
     folder = copy_example(name, tmp_path)
@@ -143,4 +143,8 @@ def test_init_on_the_examples_finds_their_build(tmp_path, name):
     _, cfg = _init(folder)
     assert cfg.build.output == shipped.build.output and cfg.harness.command == shipped.harness.command
     assert (cfg.build.command == ("make",)) == (name == "make_project")
+    if name == "python_harness":       # poly.cu built for the harness to load; fir.cu is NVRTC's, no build
+        assert cfg.build.sources == shipped.build.sources == ("src/poly.cu",)
+        assert cfg.build.nvcc_flags == shipped.build.nvcc_flags
+        assert "compiled by harness.py when it runs (NVRTC), no build: src/fir.cu" in (folder / "gpa.toml").read_text()
     assert all(k in open(folder / "gpa.toml").read() for k in shipped.profile.kernels)
