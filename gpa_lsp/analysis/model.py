@@ -1,12 +1,16 @@
 """Advice and report: what the advisor hands to the presenters (CLI, SARIF, LSP).
 
-Plain immutable data with a ``to_json`` form; locations carry the build-time
-path after source-path mapping has been applied by whoever produced them.
+Plain immutable data with a ``to_json`` form (``dump_report``/``load_report`` for a whole
+Report: the JSON is written and read here only); locations carry the build-time path after
+source-path mapping has been applied by whoever produced them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types as pytypes
+import typing
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,9 +183,17 @@ class Report:
     problems: tuple[str, ...] = ()   # what was skipped and why (a cubin nvdisasm could not read)
 
 
+# ---- Report <-> JSON: the one place that writes and reads it ------------------------------------
+# ``gpa analyze --json`` prints ``dump_report``; the language server's cache (server/cache.py)
+# stores it and reads it back with ``load_report``.
+
+_JSON_KEYS = {"def_": "def", "yield_": "yield"}       # Python names that are keywords in JSON's readers
+_PRIMITIVES = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {("def" if k == "def_" else "yield" if k == "yield_" else k): _jsonable(v) for k, v in obj.items()}
+        return {_JSON_KEYS.get(k, k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
     return obj
@@ -190,3 +202,62 @@ def _jsonable(obj: Any) -> Any:
 def to_json(obj: Any) -> Any:
     """JSON-ready form of any dataclass above (``def_`` spelled ``def``)."""
     return _jsonable(asdict(obj))
+
+
+def dump_report(report: Report) -> dict[str, Any]:
+    """The report as JSON data (``load_report`` reads it back)."""
+    return to_json(report)
+
+
+def load_report(data: Any) -> Report:
+    """A :class:`Report` from ``dump_report``'s JSON; TypeError when it is not one.
+
+    Checked like any input: a hand-edited or half-written cache file must not reach the presenters
+    as a string where a number belongs."""
+    return _decode(Report, data)
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    """``value`` (JSON) as a ``tp``; TypeError when it is not one."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, pytypes.UnionType):
+        if value is None and type(None) in typing.get_args(tp):
+            return None
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _decode(args[0], value) if len(args) == 1 else value
+    if tp is Any:
+        return value
+    if value is None:
+        raise TypeError(f"expected {getattr(tp, '__name__', tp)}, got null")
+    if tp in _PRIMITIVES:
+        if not isinstance(value, _PRIMITIVES[tp]) or (tp is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__}")
+        if tp is str and "\0" in value:       # a NUL in a path makes every use of it raise
+            raise TypeError("a string with a NUL")
+        if tp in (int, float) and not value >= 0:   # no count, line, share or estimate is negative (or NaN)
+            raise TypeError(f"expected a non-negative number, got {value}")
+        return value
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object, got {type(value).__name__}")
+        return value
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            key = _JSON_KEYS.get(f.name, f.name)
+            if key in value:
+                kwargs[f.name] = _decode(hints[f.name], value[key])
+        return tp(**kwargs)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        if len(args) != len(value):
+            raise TypeError(f"expected {len(args)} items, got {len(value)}")
+        return tuple(_decode(a, v) for a, v in zip(args, value))
+    return value

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from . import sarif, text_report
-from .model import Report, to_json
+from .model import Report, dump_report
 from .sarif import SARIF_SCHEMA  # noqa: F401  (re-exported)
 from .sources import LineReader
 
@@ -20,7 +20,7 @@ def render_text(report: Report, *, reader: LineReader | None = None, kernel: str
 
 def to_json_report(report: Report, *, kernel: str | None = None) -> dict[str, Any]:
     """``{"device": {...}, "kernels": [{"name": ..., "advice": [...]}]}`` (def spelled "def")."""
-    data = to_json(report)
+    data = dump_report(report)
     if kernel:
         data["kernels"] = [k for k in data["kernels"] if kernel in (k["name"], k["demangled"]) or kernel in k["demangled"]]
     return data

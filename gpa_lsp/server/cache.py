@@ -10,19 +10,16 @@ earlier run. The applyAndMeasure history lives beside it.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
 import os
 import tempfile
 import time
-import types as pytypes
-import typing
 from pathlib import Path
 from typing import Any
 
-from ..analysis import model as amodel
+from ..analysis.model import Report, dump_report, load_report
 
 log = logging.getLogger("gpa_lsp.server")
 SCHEMA = 1
@@ -70,63 +67,6 @@ def result_key(hashes: dict[str, str], config: Any) -> str:
         h.update(f"{path}\0{hashes[path]}\n".encode())
     h.update(repr(config).encode())
     return h.hexdigest()[:32]
-
-
-# ---- Report <-> JSON -------------------------------------------------------
-
-_PRIMITIVES = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
-
-
-def _decode(tp: Any, value: Any) -> Any:
-    """``value`` (JSON) as a ``tp``; TypeError when it is not one. A cache file is checked like any
-    input: a hand-edited or half-written one must not reach the presenters as a string where a
-    number belongs."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, pytypes.UnionType):
-        if value is None and type(None) in typing.get_args(tp):
-            return None
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _decode(args[0], value) if len(args) == 1 else value
-    if tp is Any:
-        return value
-    if value is None:
-        raise TypeError(f"expected {getattr(tp, '__name__', tp)}, got null")
-    if tp in _PRIMITIVES:
-        if not isinstance(value, _PRIMITIVES[tp]) or (tp is not bool and isinstance(value, bool)):
-            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__}")
-        if tp is str and "\0" in value:       # a NUL in a path makes every use of it raise
-            raise TypeError("a string with a NUL")
-        if tp in (int, float) and not value >= 0:   # no count, line, share or estimate is negative (or NaN)
-            raise TypeError(f"expected a non-negative number, got {value}")
-        return value
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise TypeError(f"expected an object, got {type(value).__name__}")
-        return value
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise TypeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")
-        hints = typing.get_type_hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            key = {"def_": "def"}.get(f.name, f.name)
-            if key in value:
-                kwargs[f.name] = _decode(hints[f.name], value[key])
-        return tp(**kwargs)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise TypeError(f"expected a list, got {type(value).__name__}")
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v) for v in value)
-        if len(args) != len(value):
-            raise TypeError(f"expected {len(args)} items, got {len(value)}")
-        return tuple(_decode(a, v) for a, v in zip(args, value))
-    return value
-
-
-def report_from_json(data: dict[str, Any]) -> amodel.Report:
-    return _decode(amodel.Report, data)
 
 
 # ---- the store ----------------------------------------------------------------
@@ -185,15 +125,15 @@ class ResultCache:
             self._warn("keep recorded bundles", exc)
             return Path(tempfile.mkdtemp(prefix="gpa-bundles-"))
 
-    def store(self, key: str, report: amodel.Report, hashes: dict[str, str], note: str = "",
+    def store(self, key: str, report: Report, hashes: dict[str, str], note: str = "",
               mode: str = "profiled") -> None:
         """Keep a run's result; ``mode``: the run's ``pipeline.RunMode`` (read back by ``cached_outcome``)."""
         entry = {"schema": SCHEMA, "key": key, "root": self.root, "time": time.time(), "note": note,
-                 "mode": mode, "hashes": hashes, "report": amodel.to_json(report)}
+                 "mode": mode, "hashes": hashes, "report": dump_report(report)}
         self._write(f"result-{key}.json", entry)
         self._write("latest.json", entry)
 
-    def _load(self, entry: Any) -> tuple[amodel.Report, dict[str, Any]] | None:
+    def _load(self, entry: Any) -> tuple[Report, dict[str, Any]] | None:
         if not isinstance(entry, dict) or entry.get("schema") != SCHEMA:
             return None
         hashes = entry.get("hashes", {})
@@ -202,15 +142,15 @@ class ResultCache:
             self._warn("read a result", ValueError("malformed note or hashes"))
             return None
         try:
-            return report_from_json(entry["report"]), entry
+            return load_report(entry["report"]), entry
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             self._warn("read a result", exc)
             return None
 
-    def lookup(self, key: str) -> tuple[amodel.Report, dict[str, Any]] | None:
+    def lookup(self, key: str) -> tuple[Report, dict[str, Any]] | None:
         return self._load(self._read(f"result-{key}.json"))
 
-    def latest(self) -> tuple[amodel.Report, dict[str, Any]] | None:
+    def latest(self) -> tuple[Report, dict[str, Any]] | None:
         return self._load(self._read("latest.json"))
 
     def history(self) -> list[dict[str, Any]]:
