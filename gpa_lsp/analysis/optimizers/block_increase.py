@@ -21,6 +21,7 @@ resident warps (benchmarks/waves measures both on the H100).
 
 from __future__ import annotations
 
+from ..context import kernel_fact
 from ..estimate import block_increase
 from ..model import Fix
 from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loop, grown, waves
@@ -28,14 +29,12 @@ from .base import Estimator, Match, Optimizer
 from .shared import block_size_fix
 
 
+@kernel_fact
 def kernel_waves(ctx):
-    """The launch's waves (memoised per kernel); None without a launch."""
-    if "waves" not in ctx.memo:
-        L = ctx.launch
-        ctx.memo["waves"] = None if L is None else waves(
-            ctx.device, L, registers=ctx.entry.registers or L.registers,
-            static_shared=max(ctx.entry.shared_static, L.static_shared))
-    return ctx.memo["waves"]
+    """The launch's waves (a fact of the kernel); None without a launch."""
+    L = ctx.launch
+    return None if L is None else waves(ctx.device, L, registers=ctx.entry.registers or L.registers,
+                                        static_shared=max(ctx.entry.shared_static, L.static_shared))
 
 
 def iterations_per_warp(ctx, update: int, w) -> float | None:
