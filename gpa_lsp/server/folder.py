@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pygls.uris import to_fs_path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GpaError
@@ -44,3 +46,8 @@ class Folder:
 
     def contains(self, path: Path) -> bool:
         return path == self.root or self.root in path.parents
+
+
+def uri_path(uri: str) -> Path:
+    """The resolved file system path of a ``file:`` URI (a plain path passes through)."""
+    return Path(to_fs_path(uri) or uri).resolve()

@@ -12,7 +12,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from ..errors import BundleError, GpaError, HarnessError, ProfilingError
-from . import diagnostics, protocol
+from . import protocol
+from .features import diagnostics
 from .cache import content_hash
 from .config_merge import config_file_of
 from .folder import Folder

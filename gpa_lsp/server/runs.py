@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from . import diagnostics, trust
+from . import trust
+from .features import diagnostics
 from .config_merge import config_file_of
 from .folder import Folder
 from .pipeline import Outcome, execute

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -22,20 +21,22 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from .. import __version__, procs
-from . import diagnostics, handlers, protocol, trust
+from .. import __version__
+from . import features, protocol, trust
+from .features import diagnostics
+from .features.lifecycle import terminate
 from .cache import ResultCache
 from .config_merge import effective_config, plain
-from .folder import Folder
+from .folder import Folder, uri_path
 from .pipeline import Stages, cached_outcome
 from .protocol import RunState
 from .publishing import PublishingMixin
+from .results import FileView
 from .runs import Runs
 from .tracking import Tracker
 from .watch import stop_watching as stop_observer, watch_folder
 
 log = logging.getLogger("gpa_lsp.server")
-COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
 
 
 class GpaLanguageServer(PublishingMixin, LanguageServer):
@@ -69,6 +70,15 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             if f.contains(path) and (best is None or len(str(root)) > len(str(best.root))):
                 best = f
         return best
+
+    def view_of(self, uri: str) -> tuple[Folder, Path, FileView] | None:
+        """The folder, path and analysis view of a document, when its folder has an analysis of it."""
+        folder = self.folder_of(uri)
+        if folder is None or folder.analysis is None:
+            return None
+        path = uri_path(uri)
+        view = folder.analysis.view(path)
+        return None if view is None else (folder, path, view)
 
     def owns(self, folder: Folder, path: Path) -> bool:
         """Whether ``folder`` publishes for ``path``: the innermost folder holding it, or any folder for a
@@ -253,13 +263,9 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         return self.loop
 
 
-def _register(ls: GpaLanguageServer) -> None:
-    handlers.register(ls)
-
-
 def create_server(stages: Stages | None = None) -> GpaLanguageServer:
     ls = GpaLanguageServer(stages)
-    _register(ls)
+    features.register(ls)
     return ls
 
 
@@ -301,19 +307,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     terminate(ls, 0)
     return 0
-
-
-def terminate(ls: GpaLanguageServer, code: int) -> None:
-    """Leave now: kill every process the server started and exit, without waiting for the worker
-    threads. Runs on stdin EOF, `exit`, SIGTERM and SIGHUP. Why not a normal exit: the interpreter
-    joins the run threads first, and a run waits for its harness (up to its timeout) or nvdisasm."""
-    for folder in list(ls.folders.values()):
-        ls.runs.cancel(folder)
-    # the runs' runners (which take their harnesses' setsid children along), the analysis worker,
-    # nvdisasm: all descendants of this process
-    procs.kill_tree(os.getpid())
-    logging.shutdown()
-    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -221,7 +221,7 @@ def cached_entry():
 def test_fuzz_cache(tmp_path_factory, cached_entry, data):
     from gpa_lsp.server.cache import ResultCache
     from gpa_lsp.server.pipeline import Outcome
-    from gpa_lsp.server.report import report_markdown
+    from gpa_lsp.server.features.commands import report_markdown
     from gpa_lsp.server.results import index
     root = tmp_path_factory.mktemp("r")
     cache = ResultCache(root, home=root / "cache")

@@ -63,8 +63,10 @@ async def test_crashing_harness_is_reported_not_traced(tmp_path):
         assert "crashed with SIGSEGV" in diags[0].message
         assert "starting" in diags[0].message                      # the harness's output tail is shown
         _no_trace(diags[0].message)
-        errors = [m.message for m in client.messages if m.type == types.MessageType.Error]
-        assert errors and "crashed" in errors[0]
+        # the message follows the diagnostics (publish, status, then window/showMessage)
+        errors = await wait_for(lambda: [m.message for m in client.messages if m.type == types.MessageType.Error],
+                                10, "an error message")
+        assert "crashed" in errors[0]
         _no_trace(errors[0])
         assert states(client)[-1] == "error"
 

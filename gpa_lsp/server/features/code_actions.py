@@ -1,20 +1,24 @@
-"""The quick fix of one advice as an LSP code action and workspace edit (the code-action feature
-and ``gpa.applyAndMeasure`` both use it)."""
+"""Quick fixes: the fix of one advice as an LSP code action and workspace edit (the code-action
+feature and ``gpa.applyAndMeasure`` both use it), and in a trusted folder the same fix "and
+measure". ``register`` wires ``textDocument/codeAction``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..analysis.model import Advice, KernelReport, to_json
-from ..config import BuildConfig
-from ..verify.model import short_device
-from . import actions
-from .config_merge import config_file_of
-from .results import PathResolver
+from ...analysis.model import Advice, KernelReport, to_json
+from ...config import BuildConfig
+from ...verify.model import short_device
+from .. import actions
+from ..config_merge import config_file_of, plain
+from ..results import PathResolver
+
+
+CODE_ACTION_KINDS = [types.CodeActionKind.QuickFix]
 
 
 def fix_action(ls, folder, path: Path, kernel: KernelReport, adv: Advice,
@@ -67,3 +71,49 @@ def fix_workspace_edit(ls, folder, path: Path, fix: dict[str, Any]) -> types.Wor
     if not edits:
         return None
     return types.WorkspaceEdit(changes={uri: edits})
+
+
+def diagnostic_of(diagnostics: Sequence[types.Diagnostic], kernel: KernelReport, adv: Advice) -> types.Diagnostic | None:
+    """The editor's diagnostic for this advice among those a code action request carries."""
+    for d in diagnostics:
+        data = plain(d.data)
+        if d.source == "gpa" and d.code == adv.optimizer and isinstance(data, dict) and data.get("kernel") == kernel.name:
+            return d
+    return None
+
+
+def measure_action(action: types.CodeAction, uri: str, diag: types.Diagnostic, diag_json: Any) -> types.CodeAction:
+    """``action`` "and measure": a command-only action running ``gpa.applyAndMeasure`` on ``diag``
+    (``diag_json``: the diagnostic as JSON, which the command takes back)."""
+    return types.CodeAction(
+        title=action.title + " and measure", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+        command=types.Command(title="apply and measure", command="gpa.applyAndMeasure",
+                              arguments=[{"uri": uri, "diagnostic": diag_json, "fixIndex": 0}]))
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=CODE_ACTION_KINDS, resolve_provider=False))
+    def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        found = ls.view_of(uri)
+        if found is None:
+            return []
+        folder, path, view = found
+        origs = set()
+        for line in range(params.range.start.line, params.range.end.line + 1):
+            o = ls.tracker.original(uri, line)
+            if o is not None:
+                origs.add(o + 1)
+        out: list[types.CodeAction] = []
+        for kernel, adv in view.advice:
+            if adv.fix is None or adv.location is None or adv.location.line not in origs:
+                continue
+            diag = diagnostic_of(params.context.diagnostics, kernel, adv)
+            action = fix_action(ls, folder, path, kernel, adv, diag)
+            if action is None:
+                continue
+            out.append(action)
+            if folder.trusted and diag is not None:
+                out.append(measure_action(action, uri, diag, ls.protocol._converter.unstructure(diag)))
+        return out

@@ -1,8 +1,10 @@
 """Advice, compiler messages and configuration errors as LSP diagnostics.
 
 Pure conversions from plain data to lsprotocol objects; the server decides
-where (which URI) and when to publish. Lines in: 1-based (report, nvcc,
-config); lines out: 0-based LSP positions.
+where (which URI) and when to publish (``publishing.py``). Lines in: 1-based
+(report, nvcc, config); lines out: 0-based LSP positions. ``register``
+follows the open documents: an edit moves the published diagnostics and
+line heat with the text (``tracking.py``).
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from typing import Iterable, Sequence
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..analysis.model import Advice, KernelReport, to_json
-from ..verify.model import short_device
-from ..config import AdviceConfig, _line_of  # _line_of: the same lookup config errors use
-from ..errors import ConfigError, GpaError
-from .pipeline import CompilerDiagnostic
+from ...analysis.model import Advice, KernelReport, to_json
+from ...verify.model import short_device
+from ...config import AdviceConfig, _line_of  # _line_of: the same lookup config errors use
+from ...errors import ConfigError, GpaError
+from ..folder import uri_path
+from ..pipeline import CompilerDiagnostic
+from .. import protocol
 
 SOURCE = "gpa"
-_DOCS = Path(__file__).resolve().parents[2] / "docs" / "optimizers.md"
+_DOCS = Path(__file__).resolve().parents[3] / "docs" / "optimizers.md"
 DOCS_URL = "https://github.com/gpa-lsp/gpa-lsp/blob/main/docs/optimizers.md"
 
 
@@ -167,3 +171,19 @@ def sort_key(d: types.Diagnostic) -> tuple[int, int]:
 
 def by_line(diags: Iterable[types.Diagnostic]) -> list[types.Diagnostic]:
     return sorted(diags, key=sort_key)
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
+        ls.tracker.opened(params.text_document.uri, params.text_document.text)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        doc = ls.workspace.get_text_document(uri)
+        moved = ls.tracker.changed(uri, params.content_changes, doc.source)
+        if moved and ls.view_of(uri) is not None:
+            folder, path = ls.folder_of(uri), uri_path(uri)
+            ls.publish_file(folder, path)
+            protocol.send(ls.protocol, ls.line_heat(folder, path))

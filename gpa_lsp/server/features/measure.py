@@ -15,8 +15,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis.diff import diff_reports, render_diff_text
-from .actions import apply_edits
+from ...analysis.diff import diff_reports, render_diff_text
+from ..actions import apply_edits
 from .code_actions import fix_workspace_edit
 
 

@@ -4,7 +4,7 @@ Samples by stall reason (own), the stalls blamed on this line's
 instructions and the lines where they were seen, the issued share, the
 line's SASS with per-instruction samples, and the advice that points here.
 One section per kernel when the line runs in several (an inlined device
-function).
+function). ``register`` wires ``textDocument/hover``; the rest is pure.
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..analysis.model import Advice, KernelReport, LineStats
-from ..verify.model import short_device
+from lsprotocol import types
+
+from ..results import FileView
+from ...analysis.model import Advice, KernelReport, LineStats
+from ...verify.model import short_device
 
 MAX_SASS = 24
 
@@ -90,3 +93,38 @@ def hover_markdown(line_stats: Sequence[tuple[KernelReport, LineStats]],
     if note:
         parts += ["", f"_{_md(note)}_"]
     return "\n".join(parts)
+
+
+def hover_note(from_cache: bool, file_changed: bool) -> str:
+    """The hover's footnote: why its figures may not match the text."""
+    if file_changed:
+        return "the file changed since this profile: save to refresh"
+    return "from an earlier run" if from_cache else ""
+
+
+def line_hover(view: FileView, line1: int, total_samples: int, line0: int, note: str = "") -> types.Hover | None:
+    """The hover of the analysed line ``line1`` (1-based, as profiled), shown on line ``line0`` of
+    the current text."""
+    stats = view.lines.get(line1, [])
+    adv = [(k, a) for k, a in view.advice if a.location and a.location.line == line1]
+    md = hover_markdown(stats, adv, total_samples, note)
+    if md is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=md),
+                       range=types.Range(types.Position(line0, 0), types.Position(line0 + 1, 0)))
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        found = ls.view_of(uri)
+        if found is None:
+            return None
+        folder, path, view = found
+        orig = ls.tracker.original(uri, params.position.line)
+        if orig is None:
+            return None
+        rep = folder.analysis.report
+        note = hover_note(folder.analysis.outcome.from_cache, ls.file_is_stale(folder, path))
+        return line_hover(view, orig + 1, rep.total_samples if rep else 0, params.position.line, note)

@@ -2,14 +2,15 @@
 
 Two lenses per kernel: the summary (opens the report) and "profile now".
 Lenses push code down, so there is exactly one line of them per kernel.
+``register`` wires ``textDocument/codeLens``; the rest is pure.
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from ..analysis.model import KernelReport
-from ..profile.throughput import UNIT_TITLES
+from ...analysis.model import KernelReport
+from ...profile.throughput import UNIT_TITLES
 
 
 def busiest_unit(kernel: KernelReport) -> str:
@@ -44,3 +45,19 @@ def kernel_lenses(kernel: KernelReport, line0: int, root_uri: str, stale: bool =
         types.CodeLens(range=rng, command=types.Command(title=title, command="gpa.report", arguments=[root_uri])),
         types.CodeLens(range=rng, command=types.Command(title="Profile now", command="gpa.profile", arguments=[root_uri])),
     ]
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls, params: types.CodeLensParams) -> list[types.CodeLens]:
+        uri = params.text_document.uri
+        found = ls.view_of(uri)
+        if found is None:
+            return []
+        folder, _, view = found
+        out: list[types.CodeLens] = []
+        for k in view.kernels:
+            cur = ls.tracker.current(uri, (k.line or 1) - 1)
+            if cur is not None:
+                out += kernel_lenses(k, cur, folder.uri, stale=folder.analysis.outcome.stale)
+        return out

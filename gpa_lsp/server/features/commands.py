@@ -1,12 +1,19 @@
-"""The ranked report as markdown (``gpa.report``), with the applyAndMeasure history."""
+"""The server's commands (workspace/executeCommand): ``gpa.profile``, ``gpa.cancel``, ``gpa.report``
+(the ranked report as markdown, with the applyAndMeasure history) and ``gpa.applyAndMeasure``
+(:mod:`measure`). Their names are ``COMMANDS``; docs/protocol.md says what each takes and returns."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..analysis.model import Report
-from ..profile.throughput import describe
+from ...analysis.model import Report
+from ...profile.throughput import describe
+from ..config_merge import plain
+from ..trust import ENABLE_HINT
+from .measure import apply_and_measure
+
+COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
 
 
 def report_markdown(report: Report | None, note: str = "", history: Sequence[dict[str, Any]] = (),
@@ -49,3 +56,51 @@ def report_markdown(report: Report | None, note: str = "", history: Sequence[dic
         if last is not None:      # what the last applied fix changed (gpa diff)
             out += ["", f"### What changed ({last.get('optimizer', '')})", "", "```", str(last["diff"]).rstrip(), "```"]
     return "\n".join(out) + "\n"
+
+
+def arg_uri(args: Any) -> str | None:
+    """The folder or file a command names: its first argument, a URI or ``{"uri"|"rootUri": ...}``."""
+    args = plain(list(args)) if args else args
+    if args and isinstance(args[0], str):
+        return args[0]
+    if args and isinstance(args[0], dict):
+        return args[0].get("uri") or args[0].get("rootUri")
+    return None
+
+
+def register(ls) -> None:
+    @ls.command("gpa.profile")
+    async def cmd_profile(ls, *args: Any) -> dict[str, Any]:
+        folder = ls.folder_of(arg_uri(args))
+        if folder is None:
+            return {"started": False, "message": "no workspace folder"}
+        if not folder.trusted:
+            ls.status(folder, "untrusted", "profiling is off: " + ENABLE_HINT)
+            ls.runs.request(folder, 0, why="command")   # replays the recorded bundle
+            return {"started": False, "reason": "untrusted", "message": ENABLE_HINT}
+        ls.runs.request(folder, 0)
+        return {"started": True}
+
+    @ls.command("gpa.cancel")
+    def cmd_cancel(ls, *args: Any) -> dict[str, Any]:
+        cancelled = False
+        uri = arg_uri(args)
+        for folder in ([ls.folder_of(uri)] if uri else list(ls.folders.values())):
+            if folder is not None and folder.runner is not None:
+                cancelled = folder.runner.cancel() or cancelled
+        return {"cancelled": cancelled}
+
+    @ls.command("gpa.report")
+    def cmd_report(ls, *args: Any) -> dict[str, Any]:
+        folder = ls.folder_of(arg_uri(args))
+        if folder is None:
+            return {"markdown": report_markdown(None)}
+        a = folder.analysis
+        return {"markdown": report_markdown(
+            a.report if a else None, a.outcome.note if a else "", folder.cache.history(),
+            stale=bool(a and a.outcome.stale))}
+
+    @ls.command("gpa.applyAndMeasure")
+    async def cmd_apply_and_measure(ls, *args: Any) -> dict[str, Any]:
+        arg = plain(args[0]) if args else {}
+        return await apply_and_measure(ls, arg)
