@@ -6,14 +6,13 @@ reader); ``advise_bundle`` reads a recorded bundle and calls it.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
 
 from gpa_lsp.errors import CubinError
+from gpa_lsp.gcpause import gc_paused
 from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
 from gpa_lsp.profile.demangle import unqualified_name
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
@@ -38,22 +37,9 @@ def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
             reader: LineReader | None = None, path_map: Callable[[str], str] | None = None,
             optimizers: Sequence[Optimizer] = REGISTRY, source: str = "") -> Report:
     """Blame, match and estimate every profiled kernel whose cubin is in ``programs`` (sha256 -> Program)."""
-    with _gc_paused():
+    with gc_paused():   # ~10^5 small tuples, no cycles: see gpa_lsp/gcpause.py
         return _analyze(programs, profile, config=config, reader=reader, path_map=path_map,
                         optimizers=optimizers, source=source)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The analysis allocates ~10^5 small tuples and no reference cycles; with a large Program
-    alive, the cyclic collector's repeated full scans cost more than the analysis itself."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _analyze(programs, profile, *, config, reader, path_map, optimizers, source) -> Report:

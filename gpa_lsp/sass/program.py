@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import procs
 from ..errors import CubinError
+from ..gcpause import gc_paused
 from ..profile.demangle import demangle_symbols
 from ..toolchain import find_tool, tool_env
 from . import cfg, control, disasm, elf, operands
@@ -66,7 +67,8 @@ def _load_bytes(data: bytes, path: str, what: str) -> Program:
             f = Path(tmp) / "input.cubin"
             f.write_bytes(data)
             text = disasm.run_nvdisasm(f)
-    program = build(image, disasm.parse(text), sha=sha, path=path)
+    with gc_paused():   # 10^5 instruction tuples, no cycles: see gpa_lsp/gcpause.py
+        program = build(image, disasm.parse(text), sha=sha, path=path)
     _CACHE[sha] = program
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
