@@ -13,7 +13,8 @@ from typing import Callable, Mapping, Sequence
 
 from gpa_lsp.errors import CubinError
 from gpa_lsp.gcpause import gc_paused
-from gpa_lsp.profile.bundle import Bundle, map_source_path, read_bundle
+from gpa_lsp.profile.bundle import Bundle, read_bundle
+from gpa_lsp.profile.source_paths import content_source_map, map_source_path, project_root
 from gpa_lsp.profile.demangle import unqualified_name
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
 from gpa_lsp.sass import load_program
@@ -420,6 +421,16 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
     reader = make_reader(overrides=overrides, mapper=path_map)
     report = analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
     return replace(report, problems=problems) if problems else report
+
+
+def advise_recording(bundle_path: str | os.PathLike, source_map: Sequence[tuple[str, str]] = ()) -> Report:
+    """The report of a bundle as ``gpa diff`` compares it: sources under the bundle's project
+    (``project_root``), found by content where names mislead (``content_source_map``)."""
+    bundle = read_bundle(bundle_path)
+    root = project_root(bundle_path)
+    smap = tuple(source_map) + tuple(content_source_map(bundle, root))
+    report = advise_bundle(bundle, source_map=smap, root=str(root))
+    return replace(report, source=str(bundle_path))
 
 
 def _programs(bundle) -> tuple[dict[str, Program], tuple[str, ...]]:

@@ -16,77 +16,14 @@ from __future__ import annotations
 import difflib
 import os
 from collections import defaultdict
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ..profile.bundle import file_sha256, map_source_path, read_bundle
-from .advisor import advise_bundle
 from .model import KernelReport, Report
 from .sources import LineReader, make_reader, source_line
 from .text_report import _pct, short_name
 
 MIN_CHANGE = 0.01        # of A's kernel time: smaller line/reason changes are noise
 VANISHED = 0.10          # what is left of a line's time when it counts as gone
-
-
-# ---- reading both recordings ------------------------------------------------------------------
-
-def project_root(bundle: str | os.PathLike) -> Path:
-    """The nearest folder above a bundle holding gpa.toml (or pyproject.toml), else the bundle's folder."""
-    here = Path(bundle).resolve().parent
-    for folder in (here, *here.parents):
-        if (folder / "gpa.toml").is_file() or (folder / "pyproject.toml").is_file():
-            return folder
-    return here
-
-
-def content_source_map(bundle, root: str | os.PathLike) -> list[tuple[str, str]]:
-    """``(recorded path, local file)`` for manifest sources whose usual mapping finds a file with other
-    content: the local file with the recorded sha256 next to it or under ``root`` (a variant recorded
-    from a copy, e.g. improved.cu built as original.cu)."""
-    out = []
-    cache: dict[Path, str] = {}
-
-    def sha(p: Path) -> str:
-        if p not in cache:
-            try:
-                cache[p] = file_sha256(p)
-            except OSError:
-                cache[p] = ""
-        return cache[p]
-
-    for src in bundle.sources:
-        recorded, want = src.get("abspath") or src.get("path"), src.get("sha256")
-        if not recorded or not want:
-            continue
-        mapped = Path(map_source_path(recorded, (), str(root), bundle.manifest))
-        if mapped.is_file() and sha(mapped) == want:
-            continue
-        suffix = Path(recorded).suffix
-        folders = [mapped.parent, Path(root)]
-        found = None
-        for folder in folders:
-            if not folder.is_dir():
-                continue
-            for cand in sorted(folder.glob(f"*{suffix}")):
-                if cand.is_file() and sha(cand) == want:
-                    found = cand
-                    break
-            if found:
-                break
-        if found is not None:
-            out.append((recorded, str(found.resolve())))
-    return out
-
-
-def load_report(bundle_path: str | os.PathLike, source_map: Sequence[tuple[str, str]] = ()) -> Report:
-    """The advisor's report of a bundle, with sources found by content where names mislead."""
-    bundle = read_bundle(bundle_path)
-    root = project_root(bundle_path)
-    smap = tuple(source_map) + tuple(content_source_map(bundle, root))
-    report = advise_bundle(bundle, source_map=smap, root=str(root))
-    return replace(report, source=str(bundle_path))
 
 
 # ---- comparing --------------------------------------------------------------------------------

@@ -12,20 +12,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import cuda_source
+from ..profile.source_paths import map_source_path
 
 LineReader = Callable[[str], "list[str] | None"]
-
-
-def mapped_path(path: str, source_map: Sequence[tuple[str, str]] = (), root: str | None = None) -> str:
-    """Apply ``OLD=NEW`` prefixes (longest first); a relative NEW is taken from ``root``."""
-    for old, new in sorted(source_map, key=lambda kv: len(kv[0]), reverse=True):
-        if old and (path == old or path.startswith(old.rstrip("/") + "/")):
-            rest = path[len(old.rstrip("/")):].lstrip("/")
-            base = Path(new)
-            if not base.is_absolute() and root:
-                base = Path(root) / base
-            return str((base / rest).resolve()) if rest else str(base.resolve())
-    return path
 
 
 def make_reader(source_map: Sequence[tuple[str, str]] = (), root: str | None = None,
@@ -40,7 +29,7 @@ def make_reader(source_map: Sequence[tuple[str, str]] = (), root: str | None = N
     def read(path: str) -> list[str] | None:
         if path in cache:
             return cache[path]
-        target = mapper(path) if mapper else mapped_path(path, source_map, root)
+        target = mapper(path) if mapper else map_source_path(path, source_map, root)
         lines: list[str] | None = None
         if overrides and (path in overrides or target in overrides):
             lines = (overrides.get(path) or overrides.get(target) or "").splitlines()

@@ -24,14 +24,15 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     # deferred: `gpa` imports every command module to build its parser
-    from ..analysis.diff import diff_reports, load_report, render_diff_text
+    from ..analysis.advisor import advise_recording
+    from ..analysis.diff import diff_reports, render_diff_text
 
     for path in (args.a, args.b):
         if Path(path).is_dir():
             raise BundleError(f"{path} is a folder, not a .gpabundle", "pass two bundle files, e.g. "
                               "recorded/cupti.gpabundle recorded/improved/cupti.gpabundle")
     smap = parse_source_map(args.source_root)
-    data = diff_reports(load_report(args.a, smap), load_report(args.b, smap), kernel=args.kernel)
+    data = diff_reports(advise_recording(args.a, smap), advise_recording(args.b, smap), kernel=args.kernel)
     if args.json:
         text = json.dumps(data, indent=1) + "\n"
         if args.json == "-":

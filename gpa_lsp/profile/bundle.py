@@ -138,39 +138,6 @@ def make_manifest(*, collector: str, build_command: Sequence[str] | str | None =
     return m
 
 
-def map_source_path(path: str, source_map: Sequence[tuple[str, str]] = (), root: str | os.PathLike | None = None,
-                    manifest: Mapping[str, Any] | None = None) -> str:
-    """Where a source path recorded on another machine lives here.
-
-    1. the first ``source_map`` prefix (OLD -> NEW, NEW relative to ``root``) that matches;
-    2. else a manifest source with the same absolute path, looked up by its
-       relative path under ``root`` (the project moved, the layout did not) --
-       before the recorded path itself, so a copy of a project reads its own
-       sources, not the original's that happen to exist on this machine;
-    3. else the path itself if it exists;
-    4. else a file under ``root`` with the same name (returned unchanged if none).
-    """
-    for old, new in source_map:
-        old_n = old.rstrip("/")
-        if path == old_n or path.startswith(old_n + "/"):
-            rest = path[len(old_n):].lstrip("/")
-            base = Path(new) if root is None else Path(root) / new
-            return str((base / rest).resolve()) if rest else str(base.resolve())
-    if root is not None:
-        for src in (manifest or {}).get("sources", []):
-            if src.get("abspath") == path and not Path(src["path"]).is_absolute():
-                cand = Path(root) / src["path"]
-                if cand.exists():
-                    return str(cand.resolve())
-    if Path(path).exists():
-        return path
-    if root is not None:
-        cand = Path(root) / Path(path).name
-        if cand.exists():
-            return str(cand.resolve())
-    return path
-
-
 def changed_sources(bundle: Bundle, root: str | os.PathLike) -> list[str]:
     """Manifest sources whose file under ``root`` differs from the recorded sha256 (stale bundle)."""
     out = []

@@ -26,7 +26,8 @@ from ..build import build_cubins
 from ..config import Config
 from ..errors import BuildError, GpaError
 from ..fixes import apply_plan, plan_fix  # the same edits as the editor's quick fix
-from ..profile.bundle import map_source_path, read_bundle
+from ..profile.bundle import read_bundle
+from ..profile.source_paths import map_source_path
 from ..profile.demangle import base_name
 from ..sass import load_program
 from . import dynamic, static, store, timing

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpa_lsp.analysis.diff import diff_reports, load_report, render_diff_text
+from gpa_lsp.analysis.advisor import advise_recording as load_report
+from gpa_lsp.analysis.diff import diff_reports, render_diff_text
 from gpa_lsp.cli import main
 from gpa_lsp.profile.bundle import read_bundle
 

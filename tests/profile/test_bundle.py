@@ -5,8 +5,9 @@ from dataclasses import replace
 import pytest
 
 from gpa_lsp.errors import BundleError
-from gpa_lsp.profile.bundle import (SCHEMA_VERSION, Bundle, changed_sources, make_manifest, map_source_path,
-                                    read_bundle, sha256, source_records, write_bundle)
+from gpa_lsp.profile.bundle import (SCHEMA_VERSION, Bundle, changed_sources, make_manifest, read_bundle, sha256,
+                                    source_records, write_bundle)
+from gpa_lsp.profile.source_paths import map_source_path
 
 from pathlib import Path
 
@@ -143,8 +144,6 @@ def test_sources_and_path_mapping(tmp_path):
 
 def test_a_copied_project_reads_its_own_sources(tmp_path):
     """The recorded absolute path exists (the original project), but the copy's own file wins."""
-    from gpa_lsp.profile.bundle import map_source_path
-
     original = tmp_path / "orig"
     copy = tmp_path / "copy"
     for d in (original, copy):
