@@ -29,13 +29,27 @@ kinds:
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from .cuda_source import CudaSource, Function, Parameter, integer_literal, parse
 from .profile.demangle import bare_name
 
 Pos = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class PlainEdit:
+    """Replace [start, end) with ``text``; lines 1-based, columns 0-based (character offsets)."""
+
+    file: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,134 @@ def title(fix: Any) -> str:
         "fast_math": f"GPA: build with {p.get('flag', '--use_fast_math')} (gpa.toml)",
         "block_size": f"GPA: launch with {p.get('size', '')} threads per block (was {p.get('current', '?')})",
     }.get(kind, f"GPA: apply {kind}")
+
+
+# ---- the fix in words: the sentence the reports print (the title above is the quick fix's) ----
+
+LineOf = Callable[[str, int], "str | None"]     # (path, 1-based line) -> the line's text, None when unreadable
+
+
+def _short(path: str | None) -> str:
+    return os.path.basename(path) if path else "?"
+
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def describe(fix: Any, line_of: LineOf, edits: Callable[[], "list[PlainEdit] | None"] | None = None) -> str:
+    """The fix as a sentence: "change `2.0` to `2.0f` at original.cu:33:54 and 33:60".
+
+    Columns are printed 1-based (as editors show them); ``line_of(path, line)`` gives a source line
+    (1-based, None when unreadable); ``edits`` (lazy) gives the plan's edits (``plan_fix``, as 1-based
+    ``PlainEdit``) where the sentence quotes the text it replaces.
+    """
+    kind, file, line, p = _fields(fix)
+    where = f"{_short(file)}:{line}" if file and line else ""
+    at = f" at {where}" if where else ""
+    if kind == "float_literal":
+        got = edits() if edits else None
+        places = _literal_places(got, line_of) if got else None
+        if not places:
+            text = line_of(file, line) if file and line else None
+            cols = [tuple(c) for c in p.get("columns") or () if len(c) == 2]
+            if text is not None and cols and all(0 <= s < e <= len(text) for s, e in cols):
+                places = [(text[s:e], file or "", line or 0, s) for s, e in cols]
+        if places:
+            by_lit: dict[str, list[tuple[str, int, int]]] = {}
+            for lit, lfile, lline, col in places:
+                by_lit.setdefault(lit, []).append((lfile, lline, col))
+            parts, first = [], True
+            for lit, where_ in by_lit.items():
+                refs = []
+                for lfile, lline, col in where_:
+                    refs.append((f"{_short(lfile)}:" if first else "") + f"{lline}:{col + 1}")
+                    first = False
+                parts.append(f"`{lit}` to `{lit}f` at {_and(refs)}")
+            return "change " + _and(parts)
+        return f"add an `f` suffix to the double literals{at}"
+    if kind == "unroll":
+        factor = int(p.get("factor", 0) or 0)
+        what = "keep the loop rolled" if factor == 1 else f"unroll it {factor} times" if factor > 1 else "unroll it"
+        pragma = f"#pragma unroll {factor}" if factor else "#pragma unroll"
+        return f"put `{pragma}` before the loop{at} ({what})"
+    if kind == "restrict":
+        names = p.get("parameters") or ([p["parameter"]] if p.get("parameter") else [])
+        names = [names] if isinstance(names, str) else list(names)
+        func = _bare(str(p.get("function", "")))
+        got = edits() if edits else None
+        changes = _replacements(got, line_of) if got else ""
+        if changes:
+            return f"change {changes} in {func}'s parameters"
+        return f"declare {_and([f'`{n}`' for n in names]) or 'the pointer'} of {func} as `const T* __restrict__`{at}"
+    if kind in ("inline", "noinline"):
+        word = "__forceinline__" if kind == "inline" else "__noinline__"
+        return f"mark the device function {_bare(str(p.get('function', '')))} `{word}`{at}"
+    if kind == "fast_math":
+        flag = p.get("flag", "--use_fast_math")
+        return f"build with `{flag}` (add it to [build] nvcc_flags in gpa.toml)"
+    if kind == "block_size":
+        size, cur = p.get("size"), p.get("current")
+        was = f" instead of {cur}" if cur else ""
+        got = edits() if edits else None
+        how = ""
+        if got and len(got) == 1 and got[0].start_line == got[0].end_line:
+            e = got[0]
+            old = _old_text(line_of, e)
+            if old:
+                same = e.start_line == line and e.file == file
+                how = (f" (change `{old}` to `{e.text}` at {_short(e.file)}:{e.start_line}:{e.start_col + 1}"
+                       + ("" if same else ", the block size this launch uses") + ")")
+        return f"launch with {size} threads per block{was}{at}{how}"
+    rest = ", ".join(f"{k} {v}" for k, v in p.items())
+    return f"{kind.replace('_', ' ')}{at}" + (f" ({rest})" if rest else "")
+
+
+_DOUBLE_BEFORE = re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?$|\d+[eE][+-]?\d+$")
+
+
+def _literal_places(edits: list[PlainEdit], line_of: LineOf) -> list[tuple[str, str, int, int]] | None:
+    """(literal, file, line, 0-based start column) for edits that append ``f`` to a double literal."""
+    out = []
+    for e in edits:
+        text = line_of(e.file, e.start_line)
+        if e.text != "f" or (e.start_line, e.start_col) != (e.end_line, e.end_col) or text is None:
+            return None
+        m = _DOUBLE_BEFORE.search(text[:e.start_col])
+        if not m:
+            return None
+        out.append((m.group(0), e.file, e.start_line, m.start()))
+    return sorted(out, key=lambda t: (t[1], t[2], t[3]))
+
+
+def _replacements(edits: list[PlainEdit], line_of: LineOf) -> str:
+    """"`old` to `new` at k.cu:3:31 and `old2` to `new2` at 3:42" for single-line replacements ('' else)."""
+    parts, first = [], True
+    for e in sorted(edits, key=lambda e: (e.file, e.start_line, e.start_col)):
+        old = _old_text(line_of, e)
+        if not old or e.start_line != e.end_line:
+            return ""
+        parts.append(f"`{old}` to `{e.text}` at " + (f"{_short(e.file)}:" if first else "")
+                     + f"{e.start_line}:{e.start_col + 1}")
+        first = False
+    return _and(parts)
+
+
+def _old_text(line_of: LineOf, e: PlainEdit) -> str:
+    text = line_of(e.file, e.start_line)
+    if text is None or e.start_line != e.end_line:
+        return ""
+    return text[e.start_col:e.end_col]
+
+
+def _bare(function: str) -> str:
+    if not function:
+        return "the function"
+    return bare_name(function)
 
 
 def _parameter_names(p: Mapping) -> list[str]:
