@@ -25,9 +25,11 @@ Example ``gpa.toml``::
     sampling_period = 12              # CUPTI: log2 cycles, 5..31
     min_samples = 10000               # CUPTI: fewer on the hottest kernel -> one more run at a
                                       # shorter period (the advice says "low confidence" below it)
-    throughput = true                 # CUPTI: one more run under ncu --metrics for unit throughput
-                                      # (bounds estimates by the memory system; skipped with a note
-                                      # when ncu or the counters are not available)
+    throughput = true                 # CUPTI: one more run for unit throughput (bounds estimates by
+                                      # the memory system; skipped with a note when no counters)
+    throughput_collector = "auto"     # that run: "cupti" (Range Profiler in the injection library,
+                                      # first launch of each sampled kernel), "ncu" (ncu --metrics),
+                                      # "auto" (cupti, else ncu)
 
     [advice]
     warning = 1.10                    # estimated speedup at or above -> warning
@@ -37,7 +39,7 @@ Example ``gpa.toml``::
     run_on_save = true
     debounce_ms = 500
     throughput_on_save = true         # after a save, show the advice, then measure unit
-                                      # throughput ([profile] throughput) and show it bounded
+                                      # throughput ([profile] throughput_collector) and show it bounded
 
     [verify]
     top = 3                           # mechanical fixes tried per analysis (by estimate)
@@ -62,6 +64,7 @@ from typing import Any, Mapping
 from .errors import ConfigError
 
 COLLECTORS = ("cupti", "ncu", "replay")
+THROUGHPUT_COLLECTORS = ("auto", "cupti", "ncu")
 # Ranges of the numeric keys (each also finite): wider than any sensible use, narrow enough that
 # the value is still a duration or count the code can wait for or allocate.
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -99,6 +102,10 @@ class ProfileConfig:
     min_samples: int = 10_000
     ncu: str | None = None
     throughput: bool = True
+    # who measures unit throughput for the CUPTI collector: CUPTI's Range Profiler in a counters
+    # run of the injection library (profile/cupti/counters.py), ncu --metrics, or auto (CUPTI,
+    # and ncu when CUPTI could not)
+    throughput_collector: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -112,9 +119,9 @@ class AdviceConfig:
 class ServerConfig:
     run_on_save: bool = True
     debounce_ms: int = 500
-    # the unit-throughput pass costs a second harness run under ncu (3.6x the CUPTI collection on a
-    # 3.2 s harness, benchmarks/profiling): in the save loop it runs after the sampled advice is
-    # shown, and refines it; false: never on save
+    # the unit-throughput pass costs a second harness run ([profile] throughput_collector; under
+    # CUPTI it ends once the sampled kernels are measured, benchmarks/profiling): in the save loop
+    # it runs after the sampled advice is shown, and refines it; false: never on save
     throughput_on_save: bool = True
 
 
@@ -237,6 +244,9 @@ def _validate(section: str, obj: Any, text: str, path: str | None) -> None:
     if isinstance(obj, ProfileConfig):
         if obj.collector not in COLLECTORS:
             raise bad("collector", f"'{obj.collector}' is not a collector", "use one of: " + ", ".join(COLLECTORS))
+        if obj.throughput_collector not in THROUGHPUT_COLLECTORS:
+            raise bad("throughput_collector", f"'{obj.throughput_collector}' is not a throughput collector",
+                      "use one of: " + ", ".join(THROUGHPUT_COLLECTORS))
         if not 5 <= obj.sampling_period <= 31:
             raise bad("sampling_period", "must be between 5 and 31 (log2 of cycles)")
         if not 1 <= obj.launch_count <= MAX_LAUNCH_COUNT:

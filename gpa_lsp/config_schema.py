@@ -42,23 +42,26 @@ DESCRIPTIONS = {
                               "Compute), or replay (only the recorded bundle, no GPU).",
     ("profile", "bundle"): "The recorded bundle (relative to this file): replayed when collector = \"replay\" "
                            "or without a GPU.",
-    ("profile", "kernels"): "Substrings of the names of the kernels to profile; empty: all.",
+    ("profile", "kernels"): "Substrings of the names of the kernels to profile (CUPTI samples only their "
+                            "launches, at most 32 names); empty: all.",
     ("profile", "launch_count"): "ncu: launches profiled per kernel.",
     ("profile", "sampling_period"): "CUPTI: the sampling period, log2 of cycles (5..31).",
     ("profile", "min_samples"): "CUPTI: samples wanted on the hottest kernel; a run that brings fewer is "
                                 "repeated once at a shorter period, and advice below it says \"low "
                                 "confidence\" (0: never repeat).",
     ("profile", "ncu"): "The Nsight Compute command line tool to run (default: ncu on PATH).",
-    ("profile", "throughput"): "CUPTI: one more run under ncu --metrics for unit throughput, which bounds the "
-                               "estimates by the memory system (skipped with a note when ncu or its counters "
-                               "are not available).",
+    ("profile", "throughput"): "CUPTI: one more run for unit throughput, which bounds the estimates by the "
+                               "memory system (skipped with a note when no counters are available).",
+    ("profile", "throughput_collector"): "Who measures unit throughput for the CUPTI collector: cupti (CUPTI's "
+                                         "Range Profiler, first launch of each sampled kernel, the run ends once "
+                                         "they are measured), ncu (ncu --metrics), or auto (cupti, else ncu).",
     ("advice", "warning"): "An estimated speedup at or above this is shown as a warning.",
     ("advice", "information"): "At or above this (and below warning): information; below: a hint.",
     ("advice", "max_per_kernel"): "At most this many advice per kernel.",
     ("server", "run_on_save"): "Build, run and profile when a source is saved (in a trusted workspace).",
     ("server", "debounce_ms"): "Milliseconds to wait after a save before starting.",
     ("server", "throughput_on_save"): "After a save, show the advice, then measure unit throughput ([profile] "
-                                      "throughput) and show it bounded; false: never on save.",
+                                      "throughput_collector) and show it bounded; false: never on save.",
     ("verify", "top"): "Mechanical fixes tried per analysis, highest estimate first (0: none).",
     ("verify", "budget_s"): "Seconds of wall time for timing the fixes on the GPU.",
     ("verify", "on_save"): "In the editor: try the fixes after a save, once the sampled advice is shown.",
@@ -67,6 +70,7 @@ DESCRIPTIONS = {
 
 _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("profile", "collector"): {"enum": list(_config.COLLECTORS)},
+    ("profile", "throughput_collector"): {"enum": list(_config.THROUGHPUT_COLLECTORS)},
     ("profile", "sampling_period"): {"minimum": 5, "maximum": 31},
     ("profile", "launch_count"): {"minimum": 1},
     ("profile", "min_samples"): {"minimum": 0, "maximum": 10_000_000},

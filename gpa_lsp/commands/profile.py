@@ -6,7 +6,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from ..config import load
+from ..config import THROUGHPUT_COLLECTORS, load
 from ..errors import ConfigError, GpaError
 from ..profile.collect import collect_result
 
@@ -22,7 +22,10 @@ def add_parser(subparsers) -> None:
                    "more run at a shorter period (default: [profile] min_samples, 10000; 0: never)")
     p.add_argument("--launch-count", type=int, help="ncu: launches to profile per kernel")
     p.add_argument("--no-throughput", action="store_true",
-                   help="CUPTI: skip the unit-throughput pass (a second harness run under ncu --metrics)")
+                   help="CUPTI: skip the unit-throughput pass (a second harness run)")
+    p.add_argument("--throughput-collector", choices=THROUGHPUT_COLLECTORS,
+                   help="CUPTI: who measures unit throughput (default: [profile] throughput_collector, auto: "
+                        "CUPTI's Range Profiler, else ncu --metrics)")
     p.set_defaults(func=run)
 
 
@@ -39,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         prof = replace(prof, launch_count=max(1, args.launch_count))
     if args.no_throughput:
         prof = replace(prof, throughput=False)
+    if args.throughput_collector:
+        prof = replace(prof, throughput_collector=args.throughput_collector)
     config = replace(config, profile=prof)
     collector = args.collector or (config.profile.collector if config.profile.collector != "replay" else "cupti")
     res = collect_result(config, collector=collector, out=args.out, build=not args.no_build,

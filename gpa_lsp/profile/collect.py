@@ -25,6 +25,7 @@ from . import ncu as ncu_mod
 from . import throughput as throughput_mod
 from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bundle
 from .cubins import has_line_info
+from .cupti import counters as counters_mod
 from .cupti.builder import find_cupti, injection_library
 from .cupti.reader import read_output
 from .demangle import base_name
@@ -32,6 +33,7 @@ from .device import query_device
 from .gpu_check import require_gpu
 from .model import Profile
 from .throughput import parse_raw_csv, summarise
+from .timing import Marks, enabled as timing_enabled
 
 
 @dataclass
@@ -121,20 +123,52 @@ MIN_AUTO_PERIOD = 7
 MAX_DROPPED = 0.05
 
 
-def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log):
+def hw_buffer_bytes(period: int) -> int:
+    """CUPTI's hardware sample buffer for a sampling period (2^period cycles).
+
+    CUPTI's default is 512 MB, allocated on the device when sampling is enabled: start-up time
+    for every run. Samples arrive at a rate proportional to 1 / 2^period, so the buffer that holds
+    the same stretch of sampling halves with each step above 2^12 (where 512 MB held on the
+    long harness), down to 64 MB from 2^15 upward; at 2^12 and below CUPTI's default stays.
+    ``GPA_CUPTI_HW_BYTES`` in ``[harness] env`` overrides it.
+    """
+    return max(64 << 20, (512 << 20) >> max(0, period - 12))
+
+
+def _injection_env(lib, cupti, tmp: str, env: dict[str, str]) -> dict[str, str]:
+    env = dict(env)
+    env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp})
+    # the injected CUPTI must be the one the library was linked with
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+    if timing_enabled():
+        env.setdefault("GPA_CUPTI_TIMING", "1")
+    return env
+
+
+def sampling_env(config: Config, period: int) -> dict[str, str]:
+    """The injection library's settings for a sampling run (over the harness's own env)."""
+    out = {"GPA_CUPTI_SAMPLING_PERIOD": str(period), "GPA_CUPTI_HW_BYTES": str(hw_buffer_bytes(period))}
+    kernels = config.profile.kernels
+    if kernels and len(kernels) <= counters_mod.MAX_KERNEL_NAMES:
+        out["GPA_CUPTI_KERNELS"] = counters_mod.kernel_filter(kernels)   # other kernels run unsampled
+    return out
+
+
+def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks=None):
+    marks = marks or Marks()
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
-        env = dict(env)
-        env.update({"CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp,
-                    "GPA_CUPTI_SAMPLING_PERIOD": str(period)})
-        # the injected CUPTI must be the one the library was linked with
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
+        env = {**sampling_env(config, period), **dict(env)}   # [harness] env wins (GPA_CUPTI_HW_BYTES...)
+        env = _injection_env(lib, cupti, tmp, env)
         log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles) ...")
         res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+        marks("sampling run")
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
             keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
         run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
+        marks("read samples")
+        marks.library_marks(run.marks)
     return res, run
 
 
@@ -157,21 +191,23 @@ def shorter_period(period: int, samples: int, want: int) -> int | None:
 
 
 def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    marks = Marks(log)
     cupti = find_cupti()
     lib = injection_library(cupti)
+    marks("injection library")
     command, cwd, env = _harness_parts(config, build_output)
-    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, CUPTI's default 512 MB),
+    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, hw_buffer_bytes),
     # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
     # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     period = config.profile.sampling_period
-    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log)
+    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks)
     period_note = ""
     # too few samples for the advice to be sure (a short harness): sample more often, once
     got = hot_kernel_samples(run.profile)
     new = shorter_period(period, got, config.profile.min_samples)
     if new is not None:
         log(f"{got} samples on the hottest kernel (fewer than {config.profile.min_samples}): sampling again at 2^{new}")
-        res2, run2 = _cupti_once(config, new, lib, cupti, command, cwd, env, cancel, log)
+        res2, run2 = _cupti_once(config, new, lib, cupti, command, cwd, env, cancel, log, marks)
         total2 = run2.profile.total_samples or 1
         got2 = hot_kernel_samples(run2.profile)
         if run2.profile.dropped_samples / total2 <= MAX_DROPPED and got2 > got:
@@ -193,11 +229,14 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     notes = list(run.errors) + ([period_note] if period_note else [])
     profile = run.profile
     if config.profile.throughput:
-        profile, note = throughput_pass(config, profile, build_output, cancel=cancel, log=log)
+        profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True)
+        marks("throughput pass")
         if note:
             notes.append(note)
-        manifest["throughput"] = {"measured": any(k.throughput for k in profile.kernels), "note": note}
+        manifest["throughput"] = {"measured": any(k.throughput for k in profile.kernels), "note": note,
+                                  "collector": by}
     write_bundle(out, Bundle(profile, run.cubins, manifest))
+    marks("bundle written")
     if not run.complete:
         notes.append("the harness ended before CUPTI's last flush (no END record); late samples may be missing")
     return CollectResult(out, profile, "cupti", res.wall_s, notes, run.launches_seen)
@@ -223,21 +262,85 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     bound follows. Returns None when measured, else the note saying why not.
     """
     b = read_bundle(bundle_path)
-    profile, note = throughput_pass(config, b.profile, _built_output(config), cancel=cancel, log=log)
+    profile, note, by = throughput_pass(config, b.profile, _built_output(config), cancel=cancel, log=log,
+                                        with_collector=True)
     if note is None:
         manifest = dict(b.manifest)
-        manifest["throughput"] = {"measured": True, "note": None}
+        manifest["throughput"] = {"measured": True, "note": None, "collector": by}
         write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
     return note
 
 
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                    log=print) -> tuple[Profile, str | None]:
-    """Run the harness once more under ``ncu --metrics`` (unit throughput only, see profile/throughput.py).
+                    log=print, with_collector: bool = False):
+    """Run the harness once more for unit throughput (see profile/throughput.py): under CUPTI's Range
+    Profiler (``[profile] throughput_collector = "cupti"``), under ``ncu --metrics`` ("ncu"), or CUPTI
+    and ncu when CUPTI could not ("auto", the default).
 
-    Never fails the collection: without ncu, counters or a clean run, the bundle keeps its samples
-    and the note says why the estimates are not bounded by the memory system.
+    Never fails the collection: without counters or a clean run, the bundle keeps its samples and
+    the note says why the estimates are not bounded by the memory system. Returns (profile, note),
+    or (profile, note, who measured: "cupti", "ncu" or None) with ``with_collector``.
     """
+    how = config.profile.throughput_collector
+    got, note, by = profile, None, None
+    if how in ("auto", "cupti"):
+        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log)
+        by = "cupti" if note is None else None
+    if how == "ncu" or (how == "auto" and note is not None):
+        first = note
+        if first:
+            log(f"{first}: measuring it with Nsight Compute instead")
+        got, note = _throughput_ncu(config, profile, build_output, cancel=cancel, log=log)
+        by = "ncu" if note is None else None
+        if note and first:
+            note = f"{note}; before that, with CUPTI: {first}"
+    return (got, note, by) if with_collector else (got, note)
+
+
+def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
+                      log=print) -> tuple[Profile, str | None]:
+    """The counters run of the injection library: the sampled kernels' first launches, replayed for
+    the unit metrics; the harness ends once they are measured (profile/cupti/counters.py)."""
+    sampled = _sampled_kernels(profile)
+    if not sampled:
+        return profile, "unit throughput not measured (no sampled kernel to measure)"
+    try:
+        cupti = find_cupti()
+        lib = injection_library(cupti)
+        command, cwd, env = _harness_parts(config, build_output)
+        with tempfile.TemporaryDirectory(prefix="gpa-counters-") as tmp:
+            env = _injection_env(lib, cupti, tmp, {**dict(env), **counters_mod.env(sampled)})
+            log(f"measuring unit throughput with CUPTI's Range Profiler ({len(sampled)} kernel(s), first launch) ...")
+            harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+            if os.environ.get("GPA_KEEP_CUPTI_OUT") and (Path(tmp) / "cupti.txt").exists():
+                keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.copy(Path(tmp) / "cupti.txt", keep / "counters.txt")
+            run = counters_mod.read(tmp)
+    except GpaError as exc:
+        if cancel is not None and cancel.is_set():
+            raise
+        return profile, f"unit throughput not measured ({exc.message})"
+    if not run.rows:
+        return profile, f"unit throughput not measured ({counters_mod.why_not(run)})"
+    got = attach_throughput(profile, run.rows, "none")
+    if not any(k.throughput for k in got.kernels):
+        return profile, "unit throughput not measured (CUPTI measured none of the sampled kernels)"
+    return got, None
+
+
+def _sampled_kernels(profile: Profile) -> list[str]:
+    """The kernels with samples, most first, at most counters.MAX_KERNEL_NAMES."""
+    per: dict[str, int] = {}
+    for pc in profile.pcs:
+        per[pc.function] = per.get(pc.function, 0) + pc.total
+    names = sorted((n for n, c in per.items() if c > 0), key=lambda n: -per[n])
+    return names[:counters_mod.MAX_KERNEL_NAMES] or [k.name for k in profile.kernels][:counters_mod.MAX_KERNEL_NAMES]
+
+
+def _throughput_ncu(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
+                    log=print) -> tuple[Profile, str | None]:
+    """The harness under ``ncu --metrics`` (the fallback)."""
     try:
         ncu = find_tool("ncu", config.profile.ncu)
         command, cwd, env = _harness_parts(config, build_output)

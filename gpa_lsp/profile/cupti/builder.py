@@ -124,8 +124,12 @@ def cache_dir() -> Path:
     return Path(base) / "gpa-lsp" / "cupti"
 
 
-def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True) -> list[str]:
+def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True,
+                 range_profiler: bool = True) -> list[str]:
+    """The compiler's arguments; ``range_profiler=False`` leaves out the counters mode (a CUPTI
+    whose headers predate the Range Profiler, 12.6): the library still samples."""
     argv = [cc, "-O2", "-fPIC", "-std=gnu11", "-Wall", "-Wno-deprecated-declarations",
+            *([] if range_profiler else ["-DGPA_NO_RANGE_PROFILER"]),
             # CUPTI's own include first: a toolkit's include dir may hold an older CUPTI's headers
             "-I", str(cupti.include), "-I", str(cupti.cuda_include)]
     if shared:
@@ -154,6 +158,10 @@ def injection_library(cupti: CuptiInstall | None = None, *, force: bool = False)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         out = Path(tmp) / LIBNAME
         proc = subprocess.run(compile_argv(cc, cupti, out), capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            # no Range Profiler in this CUPTI: sampling still works, unit throughput falls back to ncu
+            proc = subprocess.run(compile_argv(cc, cupti, out, range_profiler=False), capture_output=True,
+                                  text=True, timeout=300)
         if proc.returncode != 0:
             raise BuildError("could not compile the CUPTI injection library",
                              f"check the C compiler and the CUPTI headers in {cupti.include}",

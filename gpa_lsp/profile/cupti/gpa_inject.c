@@ -29,6 +29,24 @@
  * CUPTI_ERROR_UNKNOWN on both, loses every sample and every kernel activity
  * record. So the first context of a device samples it until it is destroyed;
  * a context created meanwhile gets its launch records only (a W record).
+ * Modes (GPA_CUPTI_MODE):
+ *   sampling (default): the above. GPA_CUPTI_KERNELS (names separated by
+ *     newlines, at most GPA_MAX_FILTERS) samples only launches of kernels whose
+ *     mangled or demangled name contains one of them, through CUPTI's
+ *     start/stop control: sampling is started at the launch of a matching
+ *     kernel and stopped at the launch of one that does not match.
+ *   durations (or GPA_CUPTI_NO_PCSAMPLING): launch and kernel activity
+ *     records only (the verification's timings).
+ *   counters: no PC sampling and no activity records; the launches of the
+ *     kernels named in GPA_CUPTI_KERNELS (GPA_CUPTI_COUNTER_LAUNCHES of each,
+ *     default 1) are measured with the Range Profiler (auto range, kernel
+ *     replay) for the metrics in GPA_CUPTI_METRICS (comma separated); one U
+ *     record per launch. With GPA_CUPTI_EXIT_WHEN_DONE the process exits (0)
+ *     as soon as every named kernel has its launches measured: the rest of
+ *     the harness is not needed for unit throughput. Unit throughput cannot be
+ *     measured in the sampling run: on the H100 with CUPTI 13.0.1 enabling the
+ *     Range Profiler silently stops PC sampling (benchmarks/profiling/README.md).
+ * GPA_CUPTI_TIMING=1 adds Z records: where the start-up goes.
  * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
  * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
  * permission for the counters, a full hardware buffer) are written there as
@@ -52,6 +70,14 @@
  *   T <ctx> <total samples> <dropped samples> <non-user samples> <hardware buffer full 0/1>
  *   E <ctx> <cupti code> <where> <message>
  *   X <launches not written> [<kernel records not written>]
+ *   N <ctx> <metric index> <metric name>                     (counters mode)
+ *   G <ctx> <passes> <metrics> <chip>                        (counters mode: replay passes per launch)
+ *   U <ctx> <correlation id> <range index> <value>... <kernel name>  (counters mode, one per measured
+ *     launch; values in N order, "nan" when CUPTI could not evaluate one)
+ *   O counters <filters> <metrics> <launches per kernel> | O filter <filters>   (the run's options)
+ *   S <ctx> <sampling starts>                                (kernel filter: start/stop ranges)
+ *   F <launches measured>                                    (counters mode: exiting, all measured)
+ *   Z <label> <ns since InitializeInjection>                 (GPA_CUPTI_TIMING)
  *   END
  */
 #define _GNU_SOURCE
@@ -65,8 +91,17 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_pcsampling.h>
 #include <cupti_activity.h>
+#ifndef GPA_NO_RANGE_PROFILER
+/* CUPTI 12.6+; builder.py retries with -DGPA_NO_RANGE_PROFILER where they are missing */
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+#endif
 
 #include <dlfcn.h>
+#include <math.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -150,6 +185,12 @@ typedef struct {
 #define GPA_DRAIN_EVERY_LAUNCHES 256
 #define GPA_DRAIN_EVERY_NS 50000000ull
 #define GPA_MAX_LAUNCH_LINES 200000
+#define GPA_MAX_FILTERS 32
+#define GPA_MAX_METRICS 32
+#define GPA_MAX_COUNTER_RANGES 256
+#define GPA_NAME_CACHE 256
+
+enum { GPA_MODE_SAMPLING = 0, GPA_MODE_DURATIONS = 1, GPA_MODE_COUNTERS = 2 };
 
 typedef struct GpaCtx {
     CUcontext ctx;
@@ -165,6 +206,25 @@ typedef struct GpaCtx {
     uint64_t last_drain_ns;
     uint64_t exit_drains;
     uint64_t periodic_drains;
+    int started;                      /* start/stop control: sampling between a matching launch and the next other one */
+    uint64_t starts;
+#ifndef GPA_NO_RANGE_PROFILER
+    /* counters mode: the Range Profiler of this context */
+    int rp_state;                     /* 0 not set up, 1 ready, -1 failed */
+    int rp_active;                    /* started at this launch's entry */
+    CUpti_RangeProfiler_Object *rp;
+    CUpti_Profiler_Host_Object *host;
+    uint8_t *config_image;
+    size_t config_size;
+    uint8_t *counter_data;
+    size_t counter_size;
+    size_t ranges_read;
+    uint32_t rp_corr;
+    int rp_filter;
+    char rp_name[1024];
+    const char *metrics[GPA_MAX_METRICS];   /* the metrics CUPTI accepted, in N order */
+    size_t nmetrics;
+#endif
     struct GpaCtx *next;
 } GpaCtx;
 
@@ -185,6 +245,23 @@ static uint32_t g_drain_ms = 100;
 static uint32_t g_sleep_ms = 0;
 static int g_activity = 0;
 static CUpti_SubscriberHandle g_subscriber;
+static int g_mode = GPA_MODE_SAMPLING;
+static char *g_filters[GPA_MAX_FILTERS];
+static size_t g_nfilters = 0;
+static uint64_t g_filter_measured[GPA_MAX_FILTERS] __attribute__((unused));   /* counters mode: launches measured per filter */
+static uint64_t g_counter_launches = 1;
+static uint64_t g_measured __attribute__((unused)) = 0;
+static int g_exit_when_done = 0;
+static const char *g_metrics[GPA_MAX_METRICS];
+static size_t g_nmetrics = 0;
+static int g_timing = 0;
+static uint64_t g_t0 = 0;
+/* launch name -> filter index (or -1): the names seen so far */
+static const char *g_cache_name[GPA_NAME_CACHE];
+static int g_cache_match[GPA_NAME_CACHE];
+static size_t g_cache_n = 0;
+typedef char *(*PFN_cxa_demangle)(const char *, char *, size_t *, int *);
+static PFN_cxa_demangle p_cxa_demangle;
 
 /* driver entry points, looked up in the libcuda the process already has */
 typedef CUresult (*PFN_DeviceGet)(CUdevice *, int);
@@ -228,6 +305,61 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A Z record (GPA_CUPTI_TIMING): where the start-up goes. */
+static void mark(const char *label)
+{
+    if (!g_timing || !g_out) return;
+    fprintf(g_out, "Z %s %" PRIu64 "\n", label, now_ns() - g_t0);
+    fflush(g_out);
+}
+
+static int first_match(const char *name, const char *demangled)
+{
+    for (size_t i = 0; i < g_nfilters; i++)
+        if (strstr(name, g_filters[i]) || (demangled && strstr(demangled, g_filters[i]))) return (int)i;
+    return -1;
+}
+
+/* The filter a launched kernel matches (its index), -1 for none; 0 when there is no filter.
+ * Like the reader, a filter matches the mangled or the demangled name (demangled through the
+ * C++ runtime's __cxa_demangle when the process has one). */
+static int filter_index(const char *name)
+{
+    if (!g_nfilters) return 0;
+    if (!name) return -1;
+    for (size_t i = 0; i < g_cache_n; i++)
+        if (strcmp(g_cache_name[i], name) == 0) return g_cache_match[i];
+    int m = first_match(name, NULL);
+    if (m < 0 && p_cxa_demangle) {
+        int status = 0;
+        char *d = p_cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0) m = first_match(name, d);
+        free(d);
+    }
+    if (g_cache_n < GPA_NAME_CACHE && (g_cache_name[g_cache_n] = strdup(name)) != NULL) {
+        g_cache_match[g_cache_n] = m;
+        g_cache_n++;
+    }
+    return m;
+}
+
+/* Split a copy of ``v`` at ``sep`` into at most ``max`` non-empty items. */
+static size_t split_env(const char *v, char sep, const char **out, size_t max)
+{
+    if (!v || !*v) return 0;
+    char *copy = strdup(v);
+    if (!copy) return 0;
+    size_t n = 0;
+    char *p = copy;
+    while (p && n < max) {
+        char *e = strchr(p, sep);
+        if (e) *e = 0;
+        if (*p) out[n++] = p;
+        p = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
 static GpaCtx *find_ctx(CUcontext ctx)
 {
     for (GpaCtx *c = g_ctxs; c; c = c->next)
@@ -250,6 +382,290 @@ static int alloc_data(CUpti_PCSamplingData *d, size_t num_pcs, size_t num_reason
     }
     return 1;
 }
+
+/* ------------------------------------------------------------------ counters mode */
+
+static void write_end(void)
+{
+    flockfile(g_out);
+    if (g_launches_unwritten || g_kernels_unwritten)
+        fprintf(g_out, "X %" PRIu64 " %" PRIu64 "\n", g_launches_unwritten, g_kernels_unwritten);
+    funlockfile(g_out);
+    mark("end");
+    fprintf(g_out, "END\n");
+    fflush(g_out);
+}
+
+#ifndef GPA_NO_RANGE_PROFILER
+static int g_profiler_initialized = 0;
+
+#define RP_CALL(c, call, where)                                  \
+    do {                                                         \
+        CUptiResult r_ = (call);                                 \
+        if (r_ != CUPTI_SUCCESS) {                               \
+            write_error((c)->uid, r_, where);                    \
+            return 0;                                            \
+        }                                                        \
+    } while (0)
+
+/* Host object, config image, Range Profiler and counter data image of a context: once, at the
+ * first launch to measure (the context is current there). */
+static int rp_setup(GpaCtx *c)
+{
+    mark("counters_setup_start");
+    if (!g_profiler_initialized) {
+        CUpti_Profiler_Initialize_Params ip;
+        memset(&ip, 0, sizeof(ip));
+        ip.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+        RP_CALL(c, cuptiProfilerInitialize(&ip), "ProfilerInitialize");
+        g_profiler_initialized = 1;
+    }
+    uint32_t dev = 0;
+    RP_CALL(c, cuptiGetDeviceId(c->ctx, &dev), "GetDeviceId");
+    CUpti_Device_GetChipName_Params cn;
+    memset(&cn, 0, sizeof(cn));
+    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+    cn.deviceIndex = dev;
+    RP_CALL(c, cuptiDeviceGetChipName(&cn), "DeviceGetChipName");
+
+    CUpti_Profiler_GetCounterAvailability_Params ca;
+    memset(&ca, 0, sizeof(ca));
+    ca.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+    ca.ctx = c->ctx;
+    RP_CALL(c, cuptiProfilerGetCounterAvailability(&ca), "GetCounterAvailability");
+    uint8_t *avail = (uint8_t *)calloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1, 1);
+    if (!avail) return 0;
+    ca.pCounterAvailabilityImage = avail;
+    RP_CALL(c, cuptiProfilerGetCounterAvailability(&ca), "GetCounterAvailability");
+
+    CUpti_Profiler_Host_Initialize_Params hi;
+    memset(&hi, 0, sizeof(hi));
+    hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    hi.pChipName = cn.pChipName;
+    hi.pCounterAvailabilityImage = avail;
+    RP_CALL(c, cuptiProfilerHostInitialize(&hi), "ProfilerHostInitialize");
+    c->host = hi.pHostObject;
+    mark("counters_host_ready");
+
+    /* one metric at a time: a name this chip or CUPTI does not know is reported and left out */
+    for (size_t i = 0; i < g_nmetrics; i++) {
+        CUpti_Profiler_Host_ConfigAddMetrics_Params am;
+        memset(&am, 0, sizeof(am));
+        am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+        am.pHostObject = c->host;
+        am.ppMetricNames = &g_metrics[i];
+        am.numMetrics = 1;
+        CUptiResult r = cuptiProfilerHostConfigAddMetrics(&am);
+        if (r != CUPTI_SUCCESS) {
+            char where[300];
+            snprintf(where, sizeof(where), "ConfigAddMetrics:%s", g_metrics[i]);
+            write_error(c->uid, r, where);
+            continue;
+        }
+        fprintf(g_out, "N %u %zu %s\n", c->uid, c->nmetrics, g_metrics[i]);
+        c->metrics[c->nmetrics++] = g_metrics[i];
+    }
+    if (!c->nmetrics) {
+        fprintf(g_out, "E %u 0 ConfigAddMetrics no_metric_accepted\n", c->uid);
+        return 0;
+    }
+    CUpti_Profiler_Host_GetConfigImageSize_Params cs;
+    memset(&cs, 0, sizeof(cs));
+    cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+    cs.pHostObject = c->host;
+    RP_CALL(c, cuptiProfilerHostGetConfigImageSize(&cs), "GetConfigImageSize");
+    c->config_size = cs.configImageSize;
+    c->config_image = (uint8_t *)calloc(c->config_size ? c->config_size : 1, 1);
+    if (!c->config_image) return 0;
+    CUpti_Profiler_Host_GetConfigImage_Params ci;
+    memset(&ci, 0, sizeof(ci));
+    ci.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+    ci.pHostObject = c->host;
+    ci.configImageSize = c->config_size;
+    ci.pConfigImage = c->config_image;
+    RP_CALL(c, cuptiProfilerHostGetConfigImage(&ci), "GetConfigImage");
+    CUpti_Profiler_Host_GetNumOfPasses_Params np;
+    memset(&np, 0, sizeof(np));
+    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    np.configImageSize = c->config_size;
+    np.pConfigImage = c->config_image;
+    if (cuptiProfilerHostGetNumOfPasses(&np) == CUPTI_SUCCESS)
+        fprintf(g_out, "G %u %zu %zu %s\n", c->uid, np.numOfPasses, c->nmetrics, cn.pChipName ? cn.pChipName : "?");
+
+    CUpti_RangeProfiler_Enable_Params en;
+    memset(&en, 0, sizeof(en));
+    en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+    en.ctx = c->ctx;
+    RP_CALL(c, cuptiRangeProfilerEnable(&en), "RangeProfilerEnable");
+    c->rp = en.pRangeProfilerObject;
+
+    CUpti_RangeProfiler_GetCounterDataSize_Params ds;
+    memset(&ds, 0, sizeof(ds));
+    ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+    ds.pRangeProfilerObject = c->rp;
+    ds.pMetricNames = c->metrics;
+    ds.numMetrics = c->nmetrics;
+    ds.maxNumOfRanges = GPA_MAX_COUNTER_RANGES;
+    ds.maxNumRangeTreeNodes = GPA_MAX_COUNTER_RANGES;
+    RP_CALL(c, cuptiRangeProfilerGetCounterDataSize(&ds), "GetCounterDataSize");
+    c->counter_size = ds.counterDataSize;
+    c->counter_data = (uint8_t *)calloc(c->counter_size ? c->counter_size : 1, 1);
+    if (!c->counter_data) return 0;
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params di;
+    memset(&di, 0, sizeof(di));
+    di.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+    di.pRangeProfilerObject = c->rp;
+    di.counterDataSize = c->counter_size;
+    di.pCounterData = c->counter_data;
+    RP_CALL(c, cuptiRangeProfilerCounterDataImageInitialize(&di), "CounterDataImageInitialize");
+
+    CUpti_RangeProfiler_SetConfig_Params sc;
+    memset(&sc, 0, sizeof(sc));
+    sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+    sc.pRangeProfilerObject = c->rp;
+    sc.configSize = c->config_size;
+    sc.pConfig = c->config_image;
+    sc.counterDataImageSize = c->counter_size;
+    sc.pCounterDataImage = c->counter_data;
+    sc.range = CUPTI_AutoRange;
+    sc.replayMode = CUPTI_KernelReplay;
+    sc.maxRangesPerPass = GPA_MAX_COUNTER_RANGES;
+    sc.numNestingLevels = 1;
+    sc.minNestingLevel = 1;
+    sc.passIndex = 0;
+    sc.targetNestingLevel = 1;
+    RP_CALL(c, cuptiRangeProfilerSetConfig(&sc), "RangeProfilerSetConfig");
+    mark("counters_setup_done");
+    fflush(g_out);
+    return 1;
+}
+
+/* Measure this launch: start the Range Profiler at its entry (auto range: the launch is the range). */
+static void rp_launch_enter(GpaCtx *c, const CUpti_CallbackData *cb, int filter)
+{
+    if (filter < 0 || c->rp_state < 0 || c->rp_active) return;
+    if (g_nfilters ? g_filter_measured[filter] >= g_counter_launches : g_measured >= GPA_MAX_COUNTER_RANGES) return;
+    if (c->ranges_read >= GPA_MAX_COUNTER_RANGES) return;
+    if (c->rp_state == 0) c->rp_state = rp_setup(c) ? 1 : -1;
+    if (c->rp_state < 0) { fflush(g_out); return; }
+    CUpti_RangeProfiler_Start_Params st;
+    memset(&st, 0, sizeof(st));
+    st.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+    st.pRangeProfilerObject = c->rp;
+    CUptiResult r = cuptiRangeProfilerStart(&st);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "RangeProfilerStart"); c->rp_state = -1; return; }
+    c->rp_active = 1;
+    c->rp_corr = cb->correlationId;
+    c->rp_filter = filter;
+    snprintf(c->rp_name, sizeof(c->rp_name), "%s", cb->symbolName ? cb->symbolName : "?");
+}
+
+static int all_measured(void)
+{
+    if (!g_nfilters) return 0;
+    for (size_t i = 0; i < g_nfilters; i++)
+        if (g_filter_measured[i] < g_counter_launches) return 0;
+    return 1;
+}
+
+/* The launch has returned (kernel replay runs every pass inside it): stop, decode, write U. */
+static void rp_launch_exit(GpaCtx *c, const CUpti_CallbackData *cb)
+{
+    /* only the launch that started it (not one CUPTI makes while replaying) */
+    if (!c->rp_active || cb->correlationId != c->rp_corr) return;
+    c->rp_active = 0;
+    CUpti_RangeProfiler_Stop_Params sp;
+    memset(&sp, 0, sizeof(sp));
+    sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+    sp.pRangeProfilerObject = c->rp;
+    CUptiResult r = cuptiRangeProfilerStop(&sp);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "RangeProfilerStop"); c->rp_state = -1; return; }
+    CUpti_RangeProfiler_DecodeData_Params dd;
+    memset(&dd, 0, sizeof(dd));
+    dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+    dd.pRangeProfilerObject = c->rp;
+    r = cuptiRangeProfilerDecodeData(&dd);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "RangeProfilerDecodeData"); c->rp_state = -1; return; }
+    CUpti_RangeProfiler_GetCounterDataInfo_Params gi;
+    memset(&gi, 0, sizeof(gi));
+    gi.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+    gi.pCounterDataImage = c->counter_data;
+    gi.counterDataImageSize = c->counter_size;
+    r = cuptiRangeProfilerGetCounterDataInfo(&gi);
+    if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "GetCounterDataInfo"); c->rp_state = -1; return; }
+    if (gi.numTotalRanges <= c->ranges_read)
+        fprintf(g_out, "E %u 0 RangeProfiler no_range_for_launch_%u (passes submitted %u, ranges dropped %zu)\n",
+                c->uid, c->rp_corr, (unsigned)sp.isAllPassSubmitted, dd.numOfRangeDropped);
+    for (size_t k = c->ranges_read; k < gi.numTotalRanges; k++) {
+        double v[GPA_MAX_METRICS];
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+        ev.pHostObject = c->host;
+        ev.pCounterDataImage = c->counter_data;
+        ev.counterDataImageSize = c->counter_size;
+        ev.rangeIndex = k;
+        ev.ppMetricNames = c->metrics;
+        ev.numMetrics = c->nmetrics;
+        ev.pMetricValues = v;
+        r = cuptiProfilerHostEvaluateToGpuValues(&ev);
+        if (r != CUPTI_SUCCESS) { write_error(c->uid, r, "EvaluateToGpuValues"); continue; }
+        fprintf(g_out, "U %u %u %zu %u", c->uid, c->rp_corr, k, (unsigned)sp.isAllPassSubmitted);
+        for (size_t m = 0; m < c->nmetrics; m++) {
+            if (isfinite(v[m])) fprintf(g_out, " %.9g", v[m]);
+            else fputs(" nan", g_out);
+        }
+        fprintf(g_out, " %s\n", c->rp_name);
+    }
+    c->ranges_read = gi.numTotalRanges;
+    g_measured++;
+    if (g_nfilters) g_filter_measured[c->rp_filter]++;
+    fflush(g_out);
+    if (g_measured == 1) mark("counters_first_launch_measured");
+    if (g_exit_when_done && all_measured()) {
+        /* everything asked for is measured: the rest of the harness is not needed */
+        mark("counters_exit_early");
+        fprintf(g_out, "F %" PRIu64 "\n", g_measured);
+        write_end();
+        g_finished = 1;
+        _exit(0);
+    }
+}
+
+static void rp_teardown(GpaCtx *c)
+{
+    if (c->rp) {
+        CUpti_RangeProfiler_Disable_Params dp;
+        memset(&dp, 0, sizeof(dp));
+        dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+        dp.pRangeProfilerObject = c->rp;
+        CUptiResult r = cuptiRangeProfilerDisable(&dp);
+        if (r != CUPTI_SUCCESS) write_error(c->uid, r, "RangeProfilerDisable");
+        c->rp = NULL;
+    }
+    if (c->host) {
+        CUpti_Profiler_Host_Deinitialize_Params hd;
+        memset(&hd, 0, sizeof(hd));
+        hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+        hd.pHostObject = c->host;
+        cuptiProfilerHostDeinitialize(&hd);
+        c->host = NULL;
+    }
+    c->rp_state = -1;
+}
+#else
+static void rp_launch_enter(GpaCtx *c, const CUpti_CallbackData *cb, int filter)
+{
+    (void)cb;
+    static int said = 0;
+    if (filter < 0) return;
+    if (!said) fprintf(g_out, "E %u 0 RangeProfiler not_built (CUPTI older than 12.6 headers)\n", c->uid);
+    said = 1;
+}
+static void rp_launch_exit(GpaCtx *c, const CUpti_CallbackData *cb) { (void)c; (void)cb; }
+static void rp_teardown(GpaCtx *c) { (void)c; }
+#endif
 
 /* Write the records of one buffer and mark it empty. Names are CUPTI's to keep. */
 static void consume(GpaCtx *c, CUpti_PCSamplingData *d)
@@ -317,10 +733,23 @@ static void flush_activity(void)
     if (r != CUPTI_SUCCESS) write_error(0, r, "ActivityFlushAll");
 }
 
+static void stop_sampling(GpaCtx *c)
+{
+    CUpti_PCSamplingStopParams p;
+    memset(&p, 0, sizeof(p));
+    p.size = CUpti_PCSamplingStopParamsSize;
+    p.ctx = c->ctx;
+    CUptiResult r = cuptiPCSamplingStop(&p);
+    if (r != CUPTI_SUCCESS) write_error(c->uid, r, "Stop");
+    c->started = 0;
+    drain(c);   /* CUPTI wants the data taken after every range end */
+}
+
 static void finish_ctx(GpaCtx *c)
 {
     if (!c->enabled) return;
     flush_activity();   /* the context's kernels are done: their records are complete */
+    if (c->started) stop_sampling(c);
     drain(c);
     CUpti_PCSamplingDisableParams p;
     memset(&p, 0, sizeof(p));
@@ -332,6 +761,7 @@ static void finish_ctx(GpaCtx *c)
     if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
     c->enabled = 0;
     fprintf(g_out, "Q %u %" PRIu64 " %" PRIu64 "\n", c->uid, c->exit_drains, c->periodic_drains);
+    if (g_nfilters) fprintf(g_out, "S %u %" PRIu64 "\n", c->uid, c->starts);
     fflush(g_out);
 }
 
@@ -367,8 +797,8 @@ static void context_created(CUcontext ctx)
     g_ctxs = c;
     write_device(c);
 
-    const char *off = getenv("GPA_CUPTI_NO_PCSAMPLING");   /* a diagnostic: launch records only */
-    if (off && *off) { fflush(g_out); return; }
+    if (g_mode != GPA_MODE_SAMPLING) { fflush(g_out); return; }   /* durations, counters: no PC sampling */
+    mark("context_created");
     c->dev_id = UINT32_MAX;
     cuptiGetDeviceId(ctx, &c->dev_id);
     for (GpaCtx *o = g_ctxs; o; o = o->next)
@@ -416,7 +846,7 @@ static void context_created(CUcontext ctx)
         return;
     }
 
-    CUpti_PCSamplingConfigurationInfo info[7];
+    CUpti_PCSamplingConfigurationInfo info[8];
     int n = 0;
     memset(info, 0, sizeof(info));
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
@@ -440,6 +870,11 @@ static void context_created(CUcontext ctx)
     if (g_hw_bytes) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
         info[n].attributeData.hardwareBufferSizeData.hardwareBufferSize = g_hw_bytes;
+        n++;
+    }
+    if (g_nfilters) {   /* sampled only between cuptiPCSamplingStart and Stop (launch callbacks) */
+        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
+        info[n].attributeData.enableStartStopControlData.enableStartStopControl = 1;
         n++;
     }
     if (g_sleep_ms) {
@@ -466,6 +901,7 @@ static void context_created(CUcontext ctx)
     }
     c->enabled = 1;
     c->last_drain_ns = now_ns();
+    mark("sampling_enabled");
     fflush(g_out);
 }
 
@@ -476,6 +912,7 @@ static void module_loaded(CUcontext ctx, const CUpti_ModuleResourceData *m)
     /* records CUPTI flushed for the range that ended with this load */
     if (c && c->enabled && c->config_buf.totalNumPcs) consume(c, &c->config_buf);
     if (!m || !m->pCubin || !m->cubinSize) return;
+    if (g_mode == GPA_MODE_COUNTERS) return;   /* unit throughput needs no cubin */
     CUpti_GetCubinCrcParams cp;
     memset(&cp, 0, sizeof(cp));
     cp.size = CUpti_GetCubinCrcParamsSize;
@@ -492,6 +929,7 @@ static void module_loaded(CUcontext ctx, const CUpti_ModuleResourceData *m)
         if (f) { fwrite(m->pCubin, 1, m->cubinSize, f); fclose(f); }
     }
     fprintf(g_out, "M %u %" PRIx64 " %u %zu %s\n", uid, (uint64_t)cp.cubinCrc, m->moduleId, m->cubinSize, name);
+    mark("module_saved");
     fflush(g_out);
 }
 
@@ -534,12 +972,33 @@ static void launch(const CUpti_CallbackData *cb, CUpti_CallbackId cbid)
     } else {
         g_launches_unwritten++;
     }
-    if (c && c->enabled) c->launches_since_drain++;
+    if (g_launch_lines == 1) mark("first_launch");
+    if (!c) return;
+    if (g_mode == GPA_MODE_COUNTERS) {
+        rp_launch_enter(c, cb, filter_index(cb->symbolName));
+        return;
+    }
+    if (c->enabled) c->launches_since_drain++;
+    if (c->enabled && g_nfilters) {
+        int want = filter_index(cb->symbolName) >= 0;
+        if (want && !c->started) {
+            CUpti_PCSamplingStartParams p;
+            memset(&p, 0, sizeof(p));
+            p.size = CUpti_PCSamplingStartParamsSize;
+            p.ctx = c->ctx;
+            CUptiResult r = cuptiPCSamplingStart(&p);
+            if (r != CUPTI_SUCCESS) write_error(c->uid, r, "Start");
+            else { c->started = 1; c->starts++; }
+        } else if (!want && c->started) {
+            stop_sampling(c);
+        }
+    }
 }
 
 static void launch_exit(const CUpti_CallbackData *cb)
 {
     GpaCtx *c = find_ctx(cb->context);
+    if (c && g_mode == GPA_MODE_COUNTERS) { rp_launch_exit(c, cb); return; }
     if (!c || !c->enabled) return;
     /* Continuous mode keeps samples in the hardware buffer until GetData:
      * drain every few launches or milliseconds so it neither overflows nor
@@ -613,14 +1072,11 @@ static void finish_all(void)
 {
     pthread_mutex_lock(&g_lock);
     if (!g_finished && g_out) {
+        mark("finish_start");
+        /* at exit the Range Profiler is left to the process's end: the context may be gone */
         for (GpaCtx *c = g_ctxs; c; c = c->next) finish_ctx(c);
         flush_activity();
-        flockfile(g_out);
-        if (g_launches_unwritten || g_kernels_unwritten)
-            fprintf(g_out, "X %" PRIu64 " %" PRIu64 "\n", g_launches_unwritten, g_kernels_unwritten);
-        funlockfile(g_out);
-        fprintf(g_out, "END\n");
-        fflush(g_out);
+        write_end();
         g_finished = 1;
     }
     pthread_mutex_unlock(&g_lock);
@@ -629,8 +1085,13 @@ static void finish_all(void)
 static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata;
+    /* a callback from inside one of ours (CUPTI's kernel replay works inside the launch call): not
+     * ours to record, and g_lock is held by this thread */
+    static __thread int in_callback = 0;
+    if (in_callback) return;
     pthread_mutex_lock(&g_lock);
     if (g_finished || !g_out) { pthread_mutex_unlock(&g_lock); return; }
+    in_callback = 1;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
         if (cb->callbackSite == CUPTI_API_ENTER) launch(cb, cbid);
@@ -645,6 +1106,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti
             GpaCtx *c = find_ctx(rd->context);
             if (c) {
                 fprintf(g_out, "C %u %d\n", c->uid, c->enabled);
+                rp_teardown(c);
                 finish_ctx(c);
             }
             break;
@@ -661,6 +1123,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti
             break;
         }
     }
+    in_callback = 0;
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -676,6 +1139,7 @@ int InitializeInjection(void)
     pthread_mutex_lock(&g_lock);
     if (g_initialized) { pthread_mutex_unlock(&g_lock); return 1; }
     g_initialized = 1;
+    g_t0 = now_ns();
     const char *dir = getenv("GPA_CUPTI_OUT");
     snprintf(g_dir, sizeof(g_dir), "%s", dir && *dir ? dir : ".");
     char path[4200];
@@ -689,9 +1153,27 @@ int InitializeInjection(void)
     g_hw_bytes = env_size("GPA_CUPTI_HW_BYTES", 0);
     g_drain_ms = (uint32_t)env_size("GPA_CUPTI_DRAIN_MS", 100);
     g_sleep_ms = (uint32_t)env_size("GPA_CUPTI_WORKER_SLEEP_MS", 0);
+    const char *t = getenv("GPA_CUPTI_TIMING");
+    g_timing = t && *t && strcmp(t, "0") != 0;
+    const char *mode = getenv("GPA_CUPTI_MODE");
+    const char *off = getenv("GPA_CUPTI_NO_PCSAMPLING");
+    if (mode && strcmp(mode, "counters") == 0) g_mode = GPA_MODE_COUNTERS;
+    else if ((mode && strcmp(mode, "durations") == 0) || (off && *off)) g_mode = GPA_MODE_DURATIONS;
+    g_nfilters = split_env(getenv("GPA_CUPTI_KERNELS"), '\n', (const char **)g_filters, GPA_MAX_FILTERS);
+    g_nmetrics = split_env(getenv("GPA_CUPTI_METRICS"), ',', g_metrics, GPA_MAX_METRICS);
+    g_counter_launches = env_size("GPA_CUPTI_COUNTER_LAUNCHES", 1);
+    if (g_counter_launches < 1) g_counter_launches = 1;
+    const char *ex = getenv("GPA_CUPTI_EXIT_WHEN_DONE");
+    g_exit_when_done = ex && *ex && strcmp(ex, "0") != 0;
+    p_cxa_demangle = (PFN_cxa_demangle)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     uint32_t api = 0;
     cuptiGetVersion(&api);
     fprintf(g_out, "V %d %u %u\n", GPA_FORMAT, api, g_period);
+    mark("init");
+    if (g_mode == GPA_MODE_COUNTERS)
+        fprintf(g_out, "O counters %zu %zu %" PRIu64 "\n", g_nfilters, g_nmetrics, g_counter_launches);
+    else if (g_nfilters)
+        fprintf(g_out, "O filter %zu\n", g_nfilters);
     load_driver_symbols();
 
     CUptiResult r = cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)callback, NULL);
@@ -712,13 +1194,13 @@ int InitializeInjection(void)
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING);
 
     const char *no_act = getenv("GPA_CUPTI_NO_ACTIVITY");
-    if (!no_act || !*no_act) {
+    if ((!no_act || !*no_act) && g_mode != GPA_MODE_COUNTERS) {   /* replayed launches have no useful duration */
         r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
         if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         if (r == CUPTI_SUCCESS) g_activity = 1;
         else write_error(0, r, "ActivityEnable");
     }
-    if (g_drain_ms) {
+    if (g_drain_ms && g_mode == GPA_MODE_SAMPLING) {
         pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -726,6 +1208,7 @@ int InitializeInjection(void)
         if (pthread_create(&t, &attr, drain_thread, NULL) != 0) fprintf(g_out, "E 0 0 DrainThread not_started\n");
         pthread_attr_destroy(&attr);
     }
+    mark("subscribed");
     fflush(g_out);
     pthread_mutex_unlock(&g_lock);
     atexit(finish_all);

@@ -51,6 +51,7 @@ class CuptiRun:
     # kernel name -> duration (ns) of each timed launch, in launch order, for the kernels kept by the
     # filter (durations-only runs: GPA_CUPTI_NO_PCSAMPLING, see gpa_lsp/verify/dynamic.py)
     durations: dict[str, list[int]] = field(default_factory=dict)
+    marks: list[tuple[str, int]] = field(default_factory=list)   # Z records: (label, ns since load)
 
 
 @dataclass
@@ -103,6 +104,7 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
     period = None
     version = fmt = 0
     complete = False
+    marks: list[tuple[str, int]] = []
     for line in path.read_text(errors="replace").splitlines():
         parts = line.split(" ")
         tag = parts[0]
@@ -171,6 +173,8 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
                 fmt, version, period = int(parts[1]), int(parts[2]), int(parts[3])
             elif tag == "E":
                 errors.append(" ".join(parts[3:]) + f" (CUPTI error {parts[2]})")
+            elif tag == "Z":
+                marks.append((parts[1], int(parts[2])))
             elif tag == "END":
                 complete = True
         except (IndexError, ValueError):
@@ -232,7 +236,8 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
     run = CuptiRun(profile=profile, cubins={k: v for k, v in cubin_bytes.items() if k in used}, errors=errors,
                    complete=complete, launches_seen=dict(launch_count), hardware_buffer_full=hwfull,
                    cupti_version=version, format=fmt, kernel_records=kernel_records,
-                   activity_dropped=activity_dropped, drains=drains, contexts=tuple(sorted(reason_of)))
+                   activity_dropped=activity_dropped, drains=drains, contexts=tuple(sorted(reason_of)),
+                   marks=marks)
     run.durations = {n: [l.duration_ns for l in launches[n] if l.duration_ns] for n in launches
                      if _matches(n, dem.get(n, n), kernels)}
     if not pcs and require_samples:

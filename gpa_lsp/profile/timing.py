@@ -1,0 +1,42 @@
+"""Where a collection's time goes: ``GPA_PROFILE_TIMING=1`` makes ``gpa profile`` log each phase.
+
+The injection library has its own marks (``GPA_CUPTI_TIMING``, Z records: loaded, context,
+sampling enabled, first launch, exit); this one times the Python side around them (library
+lookup, each harness run, reading the output, writing the bundle). Off, it costs a clock read.
+Standard library only (runs on the GPU machine).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+ENV = "GPA_PROFILE_TIMING"
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "") not in ("", "0")
+
+
+class Marks:
+    """Elapsed seconds per phase, logged as ``timing: <phase> <s>`` when enabled."""
+
+    def __init__(self, log: Callable[[str], None] | None = None) -> None:
+        self.on = enabled()
+        self.log = log or (lambda m: None)
+        self.t0 = self.last = time.monotonic()
+        self.phases: list[tuple[str, float]] = []
+
+    def __call__(self, phase: str) -> None:
+        now = time.monotonic()
+        self.phases.append((phase, now - self.last))
+        self.last = now
+        if self.on:
+            self.log(f"timing: {phase} {self.phases[-1][1]:.3f} s (total {now - self.t0:.3f} s)")
+
+    def library_marks(self, marks: list[tuple[str, int]]) -> None:
+        """The injection library's Z records (ns since it was loaded)."""
+        if self.on:
+            for label, ns in marks:
+                self.log(f"timing: cupti {label} at {ns / 1e9:.3f} s")
