@@ -1,31 +1,36 @@
 #!/usr/bin/env bash
 # Issue 17 on the GPU machine, in one call: the injection library's counters mode (CUPTI Range
-# Profiler) on every kernels/ case, a same-session ncu comparison on three, the kernel filter check,
-# and benchmarks/profiling/bench_one_run.py on its four harnesses. Writes under $OUT:
-# counters_cases.json, counters_ncu.json, filter.json, bench.json, and log.txt.
+# Profiler) on every kernels/ case, the kernel filter check, benchmarks/profiling/bench_one_run.py
+# on its four harnesses, and a same-session ncu comparison on four cases. Writes under $OUT:
+# counters_cases.json, filter.json, bench.json, counters_ncu.json and log.txt.
 #   bash scripts/gpu/collector_run.sh [--quick]
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/collector-out}
 mkdir -p "$OUT"
-QUICK=${1:-}
+REPEAT=3; [ "${1:-}" = "--quick" ] && REPEAT=2
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -m gpa_lsp.profile.cupti.builder | tail -2
+  python3 - <<'PY'
+import subprocess
+from pathlib import Path
+from gpa_lsp.profile.cupti.builder import compile_argv, find_cc, find_cupti, injection_library
+c = find_cupti()
+print(c)
+r = subprocess.run(compile_argv(find_cc(), c, Path("/tmp/rp-check.so")), capture_output=True, text=True)
+print("build with the Range Profiler:", r.returncode, r.stderr[-3000:])
+print(injection_library(c))
+PY
   echo "== counters mode, timing marks, on probe"
-  GPA_PROFILE_TIMING=1 timeout 120 python3 -m gpa_lsp.commands.profile benchmarks/profiling/probe \
-    --out /tmp/probe.gpabundle 2>&1 | tail -40
+  GPA_PROFILE_TIMING=1 timeout 90 python3 -m gpa_lsp.commands.profile benchmarks/profiling/probe \
+    --out /tmp/probe.gpabundle 2>&1 | tail -45
   echo "== counters vs recorded ncu, every case"
-  timeout 240 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
-  echo "== same-session ncu"
-  timeout 120 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_ncu.json" --ncu \
-    kernels/lavamd_unroll kernels/saxpy_stream kernels/mandelbrot kernels/transpose_banks
+  timeout 200 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
   echo "== kernel filter"
-  timeout 90 python3 benchmarks/profiling/check_kernel_filter.py --json "$OUT/filter.json"
-  echo "== bench"
-  if [ "$QUICK" = "--quick" ]; then
-    timeout 200 python3 benchmarks/profiling/bench_one_run.py --repeat 2 --json "$OUT/bench.json"
-  else
-    timeout 330 python3 benchmarks/profiling/bench_one_run.py --repeat 3 --json "$OUT/bench.json"
-  fi
+  timeout 60 python3 benchmarks/profiling/check_kernel_filter.py --json "$OUT/filter.json"
+  echo "== bench (repeat $REPEAT)"
+  timeout 330 python3 benchmarks/profiling/bench_one_run.py --repeat "$REPEAT" --json "$OUT/bench.json"
+  echo "== same-session ncu"
+  timeout 90 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_ncu.json" --ncu \
+    kernels/lavamd_unroll kernels/saxpy_stream kernels/mandelbrot kernels/transpose_banks
 } 2>&1 | tee "$OUT/log.txt"
