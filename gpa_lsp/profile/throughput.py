@@ -8,12 +8,15 @@ more than 1/0.64 = 1.56x faster by any change that leaves the L1's work as it is
 hardware's own numbers, with no fitted constant: see
 ``gpa_lsp.analysis.optimizers.base.Optimizer.keeps``.
 
-The measurement is one ``ncu --metrics`` pass (no source counters, so only a few
-replays) at the application's clocks (``--clock-control none``: the clocks the
-sampled and timed runs see; ncu's default locks them to base, which makes the
-memory side look relatively faster). The CUPTI collector runs it after the
-sampling run when ``[profile] throughput = true``; the ncu collector asks for the
-same metrics in its own run. Standard library only (runs on the GPU machine).
+The measurement is a second, short harness run after the sampling run
+(``[profile] throughput = true``): by default CUPTI's Range Profiler in the
+injection library (profile/cupti/counters.py: the same metric names, the sampled
+kernels' first launches replayed, the run ends once they are measured), else one
+``ncu --metrics`` pass (``[profile] throughput_collector``). Both at the
+application's clocks (``--clock-control none`` for ncu; CUPTI never locks them:
+the clocks the sampled and timed runs see; ncu's default locks them to base,
+which makes the memory side look relatively faster). The ncu collector asks for
+the same metrics in its own run. Standard library only (runs on the GPU machine).
 """
 
 from __future__ import annotations
