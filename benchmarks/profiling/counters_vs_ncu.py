@@ -36,7 +36,7 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("cases", nargs="*")
     ap.add_argument("--ncu", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     cases = [Path(c).resolve() for c in args.cases] or sorted(
         p.parent.parent for p in (REPO / "kernels").glob("*/recorded/cupti.gpabundle"))
 

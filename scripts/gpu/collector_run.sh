@@ -18,19 +18,22 @@ from gpa_lsp.profile.cupti.builder import compile_argv, find_cc, find_cupti, inj
 c = find_cupti()
 print(c)
 r = subprocess.run(compile_argv(find_cc(), c, Path("/tmp/rp-check.so")), capture_output=True, text=True)
-print("build with the Range Profiler:", r.returncode, r.stderr[-3000:])
+print("build with the Range Profiler:", r.returncode, r.stderr[:3000])
 print(injection_library(c))
 PY
   echo "== counters mode, timing marks, on probe"
-  GPA_PROFILE_TIMING=1 timeout 90 python3 -m gpa_lsp.commands.profile benchmarks/profiling/probe \
-    --out /tmp/probe.gpabundle 2>&1 | tail -45
+  GPA_KEEP_CUPTI_OUT=/tmp/probe-raw GPA_PROFILE_TIMING=1 timeout 90 python3 -m gpa_lsp.commands.profile \
+    benchmarks/profiling/probe --out /tmp/probe.gpabundle 2>&1 | tail -45
+  grep -v "^[PLKRM] " /tmp/probe-raw/counters.txt | head -40
   echo "== counters vs recorded ncu, every case"
   timeout 200 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
-  echo "== kernel filter"
-  timeout 60 python3 benchmarks/profiling/check_kernel_filter.py --json "$OUT/filter.json"
+  if [ -z "${SKIP_FILTER:-}" ]; then
+    echo "== kernel filter"
+    timeout 60 python3 benchmarks/profiling/check_kernel_filter.py --json "$OUT/filter.json"
+  fi
   echo "== bench (repeat $REPEAT)"
-  timeout 330 python3 benchmarks/profiling/bench_one_run.py --repeat "$REPEAT" --json "$OUT/bench.json"
+  timeout 360 python3 benchmarks/profiling/bench_one_run.py --repeat "$REPEAT" --json "$OUT/bench.json"
   echo "== same-session ncu"
-  timeout 90 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_ncu.json" --ncu \
+  timeout 90 python3 benchmarks/profiling/counters_vs_ncu.py --ncu "$OUT/counters_ncu.json" \
     kernels/lavamd_unroll kernels/saxpy_stream kernels/mandelbrot kernels/transpose_banks
 } 2>&1 | tee "$OUT/log.txt"

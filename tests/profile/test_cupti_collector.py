@@ -1,6 +1,7 @@
 """The CUPTI collector: the injection library compiles against the wheel's headers, and the reader
 turns real output (recorded on the H100) into the profile of the bundle recorded in the same run."""
 
+import dataclasses
 import gzip
 import shutil
 import subprocess
@@ -38,6 +39,23 @@ def test_injection_library_compiles_and_exports_its_entry_point(tmp_path):
         assert " T InitializeInjection" in syms
         undefined = subprocess.run([nm, "-D", "-u", str(so)], capture_output=True, text=True).stdout
         assert "cuptiPCSamplingGetData" in undefined and "cuptiGetCubinCrc" in undefined
+        # the counters mode (unit throughput) is built in: the Range Profiler and the host API
+        assert "cuptiRangeProfilerStart" in undefined and "cuptiProfilerHostEvaluateToGpuValues" in undefined
+
+
+def test_injection_library_builds_against_headers_that_include_cplusplus_string(tmp_path):
+    """CUPTI 13.0.1 (the H100's torch wheel) has ``#include <string>`` in cupti_profiler_host.h:
+    the build of the C library failed there until builder.py put an empty <string> first."""
+    cupti = _cupti()
+    inc = tmp_path / "include"
+    shutil.copytree(cupti.include, inc)
+    host = inc / "cupti_profiler_host.h"
+    text = host.read_text()
+    if "#include <string>" not in text:
+        host.write_text(text.replace("#include <stddef.h>", "#include <stddef.h>\n#include <string>", 1))
+    old = dataclasses.replace(cupti, include=inc)
+    proc = subprocess.run(builder.compile_argv(builder.find_cc(), old, tmp_path / "lib.so"), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[:2000]
 
 
 def test_injection_library_is_cached_by_source_and_cupti(tmp_path, monkeypatch):

@@ -25,6 +25,9 @@ from ...errors import BuildError, ToolNotFound
 from ...install import pip_extra
 
 SOURCE = Path(__file__).with_name("gpa_inject.c")
+# an empty <string>: CUPTI 13.0.1's cupti_profiler_host.h includes that C++ header (measured on the
+# H100's torch wheel), which a C compiler then reads as C
+C_SHIM = Path(__file__).with_name("cshim")
 LIBNAME = "libgpa_inject.so"
 
 
@@ -131,7 +134,7 @@ def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True
     argv = [cc, "-O2", "-fPIC", "-std=gnu11", "-Wall", "-Wno-deprecated-declarations",
             *([] if range_profiler else ["-DGPA_NO_RANGE_PROFILER"]),
             # CUPTI's own include first: a toolkit's include dir may hold an older CUPTI's headers
-            "-I", str(cupti.include), "-I", str(cupti.cuda_include)]
+            "-I", str(C_SHIM), "-I", str(cupti.include), "-I", str(cupti.cuda_include)]
     if shared:
         argv += ["-shared", "-o", str(out), str(SOURCE), str(cupti.library),
                  f"-Wl,-rpath,{cupti.libdir}", "-Wl,--disable-new-dtags", "-ldl", "-lpthread"]
@@ -142,6 +145,7 @@ def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True
 
 def library_key(cupti: CuptiInstall) -> str:
     h = hashlib.sha256(SOURCE.read_bytes())
+    h.update((C_SHIM / "string").read_bytes())
     h.update(f"|{cupti.api_version}|{cupti.include}|{cupti.library.resolve() if cupti.library.exists() else cupti.library}"
              .encode())
     return h.hexdigest()[:16]
