@@ -5,7 +5,7 @@ sampling in the same process, the L2, L1 and SM throughput metrics need 4 to 8 r
 a launch, and the PM Sampling API hung or answered NOT_SUPPORTED (benchmarks/profiling/README.md).
 So after the sampling run the harness runs once more with ``GPA_CUPTI_MODE=counters``: the first
 launch of each sampled kernel is replayed (kernel replay, auto range) for the metrics of
-``throughput.METRICS``, which are Nsight Compute's own names, and the process exits as soon as
+``throughput.UNITS``, which are Nsight Compute's own names, and the process exits as soon as
 every kernel is measured (the rest of the harness is not needed). This replaces the
 ``ncu --metrics`` pass, whose process start-up and interception of every launch cost more than
 the harness; ncu stays the fallback (``[profile] throughput_collector``).
@@ -22,8 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..throughput import METRICS
+from ..throughput import UNITS
 
+# the unit shares only (what the bound uses): duration, DRAM bytes and clock, which the ncu pass
+# also reads, cost replay passes and nothing reads them from here (durations come from the
+# sampling run's activity records)
+METRICS: tuple[str, ...] = tuple(UNITS.values())
 # launches measured per kernel: the first, like ``ncu --launch-count`` per kernel; each is
 # replayed once per pass, so a kernel of seconds costs seconds per pass
 LAUNCHES_PER_KERNEL = 1
