@@ -1,0 +1,111 @@
+"""Unit throughput from CUPTI's Range Profiler against Nsight Compute's, on recorded H100 output.
+
+Real data: ``fixtures/counters.h100.json.gz`` holds the injection library's raw output
+(``cupti.txt`` of the counters run) for every kernels/ case, recorded on the H100 (CUPTI
+13.0.1) by benchmarks/profiling/counters_vs_ncu.py, and for four cases the ``ncu --metrics`` pass
+run in the same session. The cases' bundles (``kernels/*/recorded/cupti.gpabundle``) hold the
+unit throughput ncu measured when they were recorded (one launch, ``--clock-control none``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpa_lsp.analysis.advisor import advise_bundle
+from gpa_lsp.config import load
+from gpa_lsp.profile.bundle import read_bundle
+from gpa_lsp.profile.collect import attach_throughput
+from gpa_lsp.profile.cupti import counters
+from gpa_lsp.profile.throughput import UNITS, Throughput, summarise
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).with_name("fixtures") / "counters.h100.json.gz"
+# ncu flushes the caches before each replayed pass (--cache-control all, its default; the
+# throughput pass keeps it), CUPTI's Range Profiler does not: on a launch of a few microseconds
+# the flush is a visible share of its DRAM and L2 traffic, so there CUPTI may read lower
+SHORT_LAUNCH_NS = 20_000
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return json.loads(gzip.decompress(FIXTURE.read_bytes()))
+
+
+def _bundle(case: str):
+    return read_bundle(ROOT / "kernels" / case / "recorded" / "cupti.gpabundle")
+
+
+def test_every_case_has_its_sampled_kernels_measured_and_the_run_ended_early(recorded):
+    cases = recorded["cases"]
+    assert len(cases) == len(list((ROOT / "kernels").glob("*/recorded/cupti.gpabundle")))
+    for case, row in cases.items():
+        run = counters.parse(row["counters_txt"])
+        assert not run.errors, (case, run.errors)
+        assert run.exited_early and run.complete, case    # F record, then END: the harness was cut short
+        sampled = {pc.function for pc in _bundle(case).profile.pcs if pc.total}
+        assert {k for k, _ in run.rows} == sampled, case
+        assert run.passes == 22                              # 9 metrics on GH100 (recorded with throughput.METRICS)
+        for _, vals in run.rows:
+            assert set(UNITS.values()) <= set(vals), case
+            assert all(0.0 <= vals[m] <= 100.0 for m in UNITS.values()), case
+
+
+def test_units_within_5_points_of_ncus_recorded_figures(recorded):
+    worst = (0.0, "")
+    for case, row in recorded["cases"].items():
+        run = counters.parse(row["counters_txt"])
+        kernels = {k.name: k for k in _bundle(case).profile.kernels}
+        for name, vals in run.rows:
+            mine, theirs = summarise([vals]), kernels[name].throughput
+            short = (theirs.duration_ns or 0) < SHORT_LAUNCH_NS
+            for unit, pct in theirs.units:
+                d = mine.pct(unit) - pct
+                if short and unit in ("dram", "l2"):
+                    assert d < 5.0, (case, unit, mine.pct(unit), pct)   # lower is the flush; higher is not
+                    continue
+                assert abs(d) < 5.0, (case, unit, mine.pct(unit), pct)
+                worst = max(worst, (abs(d), f"{case} {unit}"))
+    assert worst[0] > 1.0   # they are two measurements, not one copied
+
+
+def test_same_session_units_agree_within_2_points(recorded):
+    same = recorded["same_session_ncu"]
+    assert len(same) == 4
+    for case, row in same.items():
+        assert row["ncu_note"] is None and row["note"] is None
+        for name, vals in counters.parse(row["counters_txt"]).rows:
+            mine, theirs = summarise([vals]), Throughput.from_json(row["ncu"][name])
+            for unit, pct in theirs.units:
+                assert abs(mine.pct(unit) - pct) < 2.0, (case, unit, mine.pct(unit), pct)
+        # and the counters run took less than half of the ncu pass's time
+        assert row["wall_s"] < 0.5 * row["ncu_wall_s"], case
+
+
+# the cases whose advice the memory-system bound touches (the only advice unit shares can change)
+BOUNDED = ("gaussian_blocks", "icp_local_array", "kmeans_assign", "lavamd_unroll", "layernorm_rows",
+           "permute_divmod", "saxpy_stream")
+
+
+@pytest.mark.parametrize("case", BOUNDED)
+def test_same_advice_with_cuptis_shares(recorded, case):
+    """Same optimizers, ranks and lines; the bounded estimates move by less than 5%."""
+    b = _bundle(case)
+    run = counters.parse(recorded["cases"][case]["counters_txt"])
+    bare = replace(b.profile, kernels=tuple(replace(k, throughput=None) for k in b.profile.kernels))
+    mine = replace(b, profile=attach_throughput(bare, run.rows, "none"))
+    cfg = load(ROOT / "kernels" / case)
+    before, after = advise_bundle(b, config=cfg), advise_bundle(mine, config=cfg)
+    bounded = 0
+    for kb, ka in zip(before.kernels, after.kernels, strict=True):
+        assert [(a.optimizer, a.location and a.location.line) for a in kb.advice] == \
+               [(a.optimizer, a.location and a.location.line) for a in ka.advice]
+        for x, y in zip(kb.advice, ka.advice):
+            assert abs(y.estimated_speedup / x.estimated_speedup - 1) < 0.05, (x.optimizer, x.estimated_speedup,
+                                                                               y.estimated_speedup)
+            bounded += bool(x.bounded_by or y.bounded_by)
+    assert bounded, "no advice of this case is bounded by a unit: it tests nothing here"
