@@ -40,7 +40,7 @@ from ..context import kernel_fact
 from ..model import Fix
 from ..sources import _code_mask
 from .base import Match, Optimizer, match_edges
-from .shared import in_math_library
+from .shared import math_library_offsets
 
 # precise float functions -> SASS instructions of the fast intrinsic that --use_fast_math substitutes
 FAST_COST = {
@@ -60,6 +60,8 @@ def _is_memory(ins) -> bool:
 
 def math_calls(text: str) -> list[str]:
     """Precise float math functions called on a source line (comments and strings ignored)."""
+    if _CALL.search(text) is None:
+        return []           # most lines call none: no need to find their comments and strings
     mask = _code_mask(text)
     return [m.group(1) for m in _CALL.finditer(text) if mask[m.start(1)]]
 
@@ -100,6 +102,7 @@ class FastMath(Optimizer):
         if ctx.share("instruction_fetch") > 0.2:
             return None  # GPA: fetch-bound slow paths are Function Split's business
         weights = library_weights(ctx)
+        library = math_library_offsets(ctx)
         site_of = ctx.site
         use_part: dict[int, object] = {}    # use offset -> what keep returns when the def qualifies
         def_ok: dict[int, bool] = {}
@@ -110,7 +113,7 @@ class FastMath(Optimizer):
                 site = site_of(e.use)
                 if site is None or _is_memory(site.instruction):
                     w = False
-                elif in_math_library(site):
+                elif e.use in library:
                     w = True
                 else:
                     loc = site.instruction.loc

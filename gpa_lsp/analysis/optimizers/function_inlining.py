@@ -9,7 +9,7 @@ from ...sass.opcodes import CALLS, RETURNS
 from ..estimate import latency_hiding
 from ..model import Fix
 from .base import Estimator, Match, Optimizer, match_edges
-from .shared import in_math_library
+from .shared import math_library_offsets
 
 SMALL = 64 * 16   # bytes: a function up to 64 instructions is cheap to inline
 
@@ -22,9 +22,11 @@ class FunctionInlining(Optimizer):
                   "schedule across the call. Mark it __forceinline__ (or drop __noinline__).")
 
     def match(self, ctx) -> Match | None:
+        library = math_library_offsets(ctx)
+
         def keep(e):
             s = ctx.site(e.use)
-            if s is None or s.function.entry or s.function.size > SMALL or in_math_library(s):
+            if s is None or s.function.entry or s.function.size > SMALL or e.use in library:
                 return False
             return e.reason in ("memory_dependency", "execution_dependency") or \
                 s.instruction.base_opcode in RETURNS | CALLS

@@ -31,10 +31,17 @@ from .shared import fetch_stall_elimination
 
 
 @kernel_fact
-def _file_loops(ctx, file: str) -> list[SourceLoop]:
-    """The source loops of ``file`` (as the kernel's reader has it)."""
+def _loops_around(ctx, file: str) -> dict[int, list[SourceLoop]]:
+    """Line -> the source loops of ``file`` (as the kernel's reader has it) around it, outermost first.
+
+    An index, built once per file: asked per stalled instruction, a scan of every loop of the file
+    was quadratic in a kernel of thousands of loops."""
     lines = ctx.reader(file)
-    return source_loops(lines) if lines else []
+    around: dict[int, list[SourceLoop]] = {}
+    for lp in source_loops(lines) if lines else ():
+        for line in range(lp.line, lp.last + 1):
+            around.setdefault(line, []).append(lp)
+    return {line: sorted(loops, key=lambda lp: lp.line) for line, loops in around.items()}
 
 
 def flattened_loops(ctx, offset: int) -> list[SourceLoop]:
@@ -45,7 +52,7 @@ def flattened_loops(ctx, offset: int) -> list[SourceLoop]:
     loc = site.instruction.loc if site else None
     if loc is None:
         return []
-    return sorted((lp for lp in _file_loops(ctx, loc.file) if lp.line <= loc.line <= lp.last), key=lambda lp: lp.line)
+    return list(_loops_around(ctx, loc.file).get(loc.line, ()))
 
 
 class LoopNoUnroll(Optimizer):

@@ -258,14 +258,35 @@ _MATH_FN = re.compile(r"internal|__cuda_sm\d+x?_|__nv_|slowpath|rcp_|div_rn|sqrt
 _MATH_HEADER = re.compile(r"(math_functions|device_functions|crt/|cuda_fp|sm_\d+_intrinsics)", re.I)
 
 
-def in_math_library(site) -> bool:
-    """The site is in CUDA's math library: a device function of it, or code from one of its headers.
-    (Fast Math asks once per use; Function Inlining per edge of a small device function.)"""
-    f = site.function
-    if not f.entry and _MATH_FN.search(f.name):
-        return True
-    loc = site.instruction.loc
-    return loc is not None and bool(_MATH_HEADER.search(loc.file))
+@kernel_fact
+def math_library_offsets(ctx) -> frozenset[int]:
+    """Offsets of the kernel's instructions in CUDA's math library: in a device function of it, or
+    code from one of its headers.
+
+    A fact of the kernel, decided once per function and per file: Fast Math asks per use and
+    Function Inlining per edge, and two regular expressions per ask were a good part of their
+    time on a large kernel."""
+    by_function: dict[str, bool] = {}
+    by_file: dict[str, bool] = {}
+    out = set()
+    for fb in ctx.blames:
+        for i in fb.function.instructions:
+            site = ctx.site(i.offset)
+            if site is None:
+                continue
+            f = site.function
+            lib = by_function.get(f.name)
+            if lib is None:
+                lib = by_function[f.name] = not f.entry and bool(_MATH_FN.search(f.name))
+            if not lib:
+                loc = site.instruction.loc
+                if loc is not None:
+                    lib = by_file.get(loc.file)
+                    if lib is None:
+                        lib = by_file[loc.file] = bool(_MATH_HEADER.search(loc.file))
+            if lib:
+                out.add(i.offset)
+    return frozenset(out)
 
 
 # --- instruction fetch -----------------------------------------------------------------------
