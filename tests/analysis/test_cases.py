@@ -26,7 +26,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("black_scholes", "cupti"): "Fast Math (2.46x) outranks the float literals (1.18x); measured 1.08x vs 1.58x: "
                                 "the double literals' cost is in conversions Fast Math also claims",
     ("black_scholes", "ncu"): "as with CUPTI: Fast Math ranked above the float literals",
-    ("conv1d_taps", "ncu"): "Memory Transaction Reduction (3.31x) ranked above Coalescing (1.20x; achieved 3.85x)",
     ("dot_runtime_unroll", "cupti"): "the advice lands on the loop header (line 23), the case names the statement (22); "
                                      "Block Increase (a full wave for the batch loop, 6.63x) ranks first",
     ("dot_runtime_unroll", "ncu"): "the advice lands on the loop header (line 23), the case names the statement (22); "

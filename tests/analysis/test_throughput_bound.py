@@ -4,7 +4,8 @@ What it checks, on every case bundle recorded by both collectors on the H100: no
 100 / (the busiest share among the units its change keeps); an advice says which unit bounded it
 exactly when the bound lowered it (or "mlp" when the memory-parallelism roof of
 analysis/parallelism.py is the tighter one); optimizers that reshape memory traffic are never bounded by a
-memory unit. And on lavamd_unroll, the case that motivated it: Loop Unrolling (Eq. 5 gives ~1.8x)
+memory unit (Global Memory Coalescing has its own per-unit bound, checked in
+test_coalescing_model.py). And on lavamd_unroll, the case that motivated it: Loop Unrolling (Eq. 5 gives ~1.8x)
 is bounded by the L1, which the random gathers keep at ~63% of its peak (achieved: 1.26x).
 """
 
@@ -38,6 +39,8 @@ def test_no_estimate_exceeds_its_units_bound(case, collector):
     krep = next(k for k in report.kernels if k.name == kernel.name)
     assert dict(krep.throughput) == dict(kernel.throughput.units)
     for a in krep.advice:
+        if a.optimizer == "global_memory_coalescing":
+            continue   # its own bound, from every unit's work left (tests/analysis/test_coalescing_model.py)
         cap, unit = bound(kernel.throughput, BY_ID[a.optimizer].keeps)
         assert a.estimated_speedup <= cap + 1e-3, (a.optimizer, a.estimated_speedup, cap)
         if a.bounded_by == "mlp":

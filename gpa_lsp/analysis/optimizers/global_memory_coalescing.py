@@ -19,12 +19,20 @@ consumers' short-scoreboard waits on them. Coalescing frees the queue by
 the excess sectors' share of its traffic, so those samples are matched x
 ``excess sectors / (all global sectors + other MIO instructions executed)``
 (the same rule as bank conflicts' replay share of the queue).
+
+The estimate and its bound follow the per-unit roof model of ``analysis/coalescing.py``
+(measured on the device by benchmarks/coalescing): the matched-stall estimate above, or, where
+the kernel is held by the unit whose work coalescing removes, Eq. 2 on that unit's busy time,
+whichever is larger; then at most what every unit's remaining work allows at the share of peak
+it can reach. Without the device's table or the kernel's unit throughput, the matched-stall
+estimate alone.
 """
 
 from __future__ import annotations
 
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
+from ..coalescing import model as unit_model
 from ..context import kernel_fact
 from .base import Match, Optimizer
 from .shared import DRAIN, drain_edges, excess, mio_throttle_share
@@ -78,6 +86,7 @@ def queue_weight(ctx, e: BlameEdge) -> float:
 class GlobalMemoryCoalescing(Optimizer):
     id = "global_memory_coalescing"
     keeps = ()   # fewer sectors at L1 and L2; DRAM bytes change too when sectors were fetched and not used
+    mlp_factor = None   # the bound is the unit model's (throughput_bound), not the loads-in-flight roof
     title = "Global Memory Coalescing"
     suggestion = ("Global accesses fetch more 32-byte sectors than the warp uses. Make consecutive threads "
                   "touch consecutive addresses (threadIdx.x on the fastest index, blocks at least 32 wide), "
@@ -98,3 +107,18 @@ class GlobalMemoryCoalescing(Optimizer):
         if not out:
             return None
         return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
+
+    def estimate(self, ctx, match: Match) -> float:
+        """The matched-stall estimate, or the unit estimate where the kernel is held by the unit the
+        excess sectors load (analysis/coalescing.py), whichever is larger."""
+        est = super().estimate(ctx, match)
+        m = unit_model(ctx)
+        return max(est, m.unit_estimate) if m is not None else est
+
+    def throughput_bound(self, ctx, match: Match | None = None) -> tuple[float, str | None]:
+        """What every unit's work left after coalescing allows (analysis/coalescing.py); none
+        without the model (``keeps`` is empty: coalescing changes every memory unit's work)."""
+        m = unit_model(ctx)
+        if m is None:
+            return super().throughput_bound(ctx, match)
+        return m.bound, m.bound_unit

@@ -1,0 +1,219 @@
+"""What coalescing a kernel's global accesses saves, unit by unit: the per-unit roof model of
+Global Memory Coalescing, grounded on the device by ``benchmarks/coalescing`` (table:
+``gpa_lsp/data/coalescing.json``).
+
+Why a model of units and not only of samples: GPA prices coalescing by the stalls it matches
+(Eq. 2), as if every matched stall vanished. On Hopper an uncoalesced kernel is usually limited by
+a unit's throughput (the L1 at 90-99% of its peak, or the L2), and the stalls only say that warps
+queue for it. What the fix removes is that unit's *work*, and the new time is at least what every
+unit still has to do at the share of its peak it can reach. So:
+
+* **Work left per unit** (``keep``), from the sectors and ideal sectors of every global access:
+
+  - L1: the probe shows the L1's busy time per warp request is one SM cycle per 128-byte line it
+    touches (``l1tex__data_pipe_lsu_wavefronts`` = lines: 1, 4, 8, 16, 32), whatever its sectors;
+    a 1-sector broadcast costs one line, 32 sectors in 32 lines cost 27-32 times a coalesced
+    request. The profile has sectors, not lines: a request of ``s`` sectors touches between
+    ``s / 4`` and ``s`` lines. The kernel's own L1 throughput places it: its busy cycles, at the
+    probe's cycles per line, are the lines it really touched (plus shared-memory wavefronts), so
+    one fraction ``alpha`` between the two is taken for all its accesses. Coalesced, a request
+    touches ``max(1, ideal / 4)`` lines.
+  - L2: loads move their sectors (the ideal ones when coalesced); stores are written through the
+    L1, and the probe shows an L2 store costs by the lines it touches (8 lines: 3.6x one line,
+    32 lines: 14x), so stores are priced by the table's store cost per line.
+  - DRAM: unchanged, unless the kernel moved more DRAM bytes than its ideal sectors hold (sectors
+    fetched and never used: the probe's ``stride8``, 8x the bytes); then at most the ideal bytes.
+  - SM pipes and issue: unchanged (the same instructions).
+
+* **Bound**: the new time is at least ``max_u(U_u * keep_u / roof_u)`` of the old, where ``U_u``
+  is the unit's measured share of peak and ``roof_u`` the highest share the probe reached on it
+  (DRAM 93%, L2 96%, L1 97%; issue and SM pipes 100%). This replaces the generic memory-system bound
+  (``Optimizer.keeps``), which cannot apply: coalescing changes every memory unit's work.
+
+* **Unit estimate**: where the kernel is held by the unit whose work coalescing removes, Eq. 2
+  applies to that unit's busy time: ``T' = T (1 - f_b (1 - keep_b))`` with ``f_b = U_b / roof_b``
+  (its share of the time) for the unit ``b`` with the most removable time. *Held*: at least the
+  share of its roof at which the probe's time followed the L1's work (its L1-bound loads of 4 to
+  32 lines ran the L1 at 83-97%, 0.86-1.0 of its roof; the 1-line loads it did not bound, at
+  26-51%). A unit below that overlaps its work with other waits (lavamd_unroll: gathers at 63% of
+  the L1), so removing its work removes no time the bound does not already allow. The estimate is the
+  larger of this and the matched-stall estimate, then bounded: matched stalls undercount a
+  throughput-bound kernel (warps queue on coalesced loads too), and the unit view overcounts a
+  latency-bound one.
+
+Calibration, validation and the figures: docs/optimizers.md ("Global Memory Coalescing").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
+from .context import KernelContext, kernel_fact
+
+SECTORS_PER_LINE = 4
+UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
+
+
+@lru_cache(maxsize=1)
+def _devices() -> dict:
+    text = resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text()
+    return json.loads(text).get("devices", {})
+
+
+def _busy(row: dict, unit: str) -> float:
+    """Seconds of the launch the unit was busy at its peak (duration x share of peak)."""
+    return row["duration_ns"] * 1e-9 * row[f"{unit}_pct"] / 100.0
+
+
+@dataclass(frozen=True)
+class DeviceTable:
+    """What the probe measured on one device, reduced to the numbers the model reads."""
+
+    roofs: dict[str, float]                       # unit -> highest share of peak reached (%)
+    held: float                                   # the least share of its roof at which a unit held the time
+    l1_cycles_per_line: float                     # SM cycles of L1 busy time per line of a request
+    l2_load_sector: float                         # L2 busy seconds (device) per load sector from L1
+    l2_store: tuple[tuple[float, float], ...]     # (lines per store request, L2 busy seconds per request)
+
+    def l2_store_cost(self, lines: float) -> float:
+        """L2 busy seconds of one store request touching ``lines`` lines (linear between the probe's)."""
+        pts = self.l2_store
+        if lines <= pts[0][0]:
+            return pts[0][1] * lines / pts[0][0]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            if lines <= x1:
+                return y0 + (y1 - y0) * (lines - x0) / (x1 - x0)
+        (x0, y0), (x1, y1) = pts[-2], pts[-1]
+        return y1 + (y1 - y0) * (lines - x1) / (x1 - x0)
+
+
+@lru_cache(maxsize=None)
+def device_table(name: str) -> DeviceTable | None:
+    """The probe's numbers for a device (matched by the name the profile records), or None."""
+    d = _devices().get(name)
+    if not d or not d.get("walk"):
+        return None
+    walk = d["walk"]
+    sms = d.get("sm_count") or 1
+    roofs = {u: max(r[f"{u}_pct"] for r in walk) for u in ("l1", "l2", "dram")}
+    # L1: loads of 4 to 32 lines per request from an L1-resident tile, whose time is the L1's
+    l1_rows = [r for r in walk if r["foot"] == "l1" and not r["store"] and r["lines_per_request"] >= 4]
+    per_line = [_busy(r, "l1") * r["clock_hz"] * sms / (r["requests"] * r["lines_per_request"]) for r in l1_rows]
+    held = min(r["l1_pct"] for r in l1_rows) / roofs["l1"]
+    # L2: coalesced loads from an L2-resident region at the most warps; stores by lines per request
+    top = max(r["warps_per_sm"] for r in walk)
+    ld = next(r for r in walk if r["config"] == "row32_ld" and r["foot"] == "l2" and r["warps_per_sm"] == top)
+    st = sorted((r["lines_per_request"], _busy(r, "l2") / r["requests"]) for r in walk
+                if r["store"] and r["foot"] == "l2" and r["warps_per_sm"] == top)
+    return DeviceTable(roofs=roofs, held=held, l1_cycles_per_line=sorted(per_line)[len(per_line) // 2],
+                       l2_load_sector=_busy(ld, "l2") / (ld["requests"] * ld["sectors_per_request"]),
+                       l2_store=tuple(st))
+
+
+@dataclass(frozen=True)
+class Model:
+    keep: dict[str, float]        # unit -> share of its work coalescing leaves
+    util: dict[str, float]        # unit -> measured share of its peak (%)
+    roofs: dict[str, float]       # unit -> the share the probe reached (%)
+    alpha: float                  # where the requests sit between s/4 and s lines (0..1)
+    bound: float                  # the most coalescing can gain
+    bound_unit: str | None        # the unit that sets it
+    unit_estimate: float          # Eq. 2 on the busy time of the unit the excess loads (1: none held the kernel)
+    unit: str | None
+    extra: dict = field(default_factory=dict)
+
+    def share(self, unit: str) -> float:
+        """The unit's share of the launch's time at the share of peak it can reach (0..1)."""
+        return min(1.0, self.util.get(unit, 0.0) / self.roofs.get(unit, UNIT_ROOF_DEFAULT))
+
+
+def _accesses(ctx: KernelContext):
+    """(executed requests, sectors per request, ideal sectors per request, is_store) of every global
+    access with counts."""
+    for o, p in ctx.pcs.items():
+        if not p.sectors or p.ideal_sectors is None or not p.executed:
+            continue
+        site = ctx.site(o)
+        store = site is not None and site.instruction.base_opcode in GLOBAL_WRITES
+        yield p.executed, p.sectors / p.executed, min(p.ideal_sectors, p.sectors) / p.executed, store
+
+
+def _shared_wavefronts(ctx: KernelContext) -> float:
+    n = 0.0
+    for o, p in ctx.pcs.items():
+        site = ctx.site(o)
+        if site is not None and p.executed and site.instruction.base_opcode in SHARED_ACCESSES:
+            n += p.executed + (p.bank_conflicts or 0)
+    return n
+
+
+@kernel_fact
+def model(ctx: KernelContext) -> Model | None:
+    """The per-unit model for this kernel; None without the device's table, unit throughput
+    (with duration and clock) or sector counts."""
+    table = device_table(ctx.device.name)
+    tp = ctx.kernel.throughput
+    if table is None or tp is None or not tp.duration_ns or not tp.clock_hz:
+        return None
+    acc = list(_accesses(ctx))
+    if not acc:
+        return None
+    util = dict(tp.units)
+    sms = ctx.device.sm_count or 1
+    # the counters sum the launches the collector profiled (ncu.py), the throughput is per launch
+    launches = max(1, len(ctx.kernel.launches))
+    # L1: lines per request between s/4 (lanes share lines) and s (a line per sector), placed by the
+    # lines the kernel's L1 busy time says it served
+    lo = sum(e * max(1.0, s / SECTORS_PER_LINE) for e, s, _, _ in acc)
+    hi = sum(e * max(1.0, s) for e, s, _, _ in acc)
+    shared = _shared_wavefronts(ctx)
+    served = util.get("l1", 0.0) / 100.0 * tp.duration_ns * 1e-9 * tp.clock_hz * sms / table.l1_cycles_per_line
+    served *= launches
+    alpha = min(1.0, max(0.0, (served - shared - lo) / (hi - lo))) if hi > lo else 0.0
+
+    def lines(s: float) -> float:
+        low = max(1.0, s / SECTORS_PER_LINE)
+        return low + alpha * (max(1.0, s) - low)
+
+    def ideal_lines(i: float) -> float:
+        return max(1.0, i / SECTORS_PER_LINE)
+
+    l1_now = sum(e * lines(s) for e, s, _, _ in acc) + shared
+    l1_after = sum(e * ideal_lines(i) for e, _, i, _ in acc) + shared
+    l2_now = sum(e * (table.l2_store_cost(lines(s)) if st else s * table.l2_load_sector) for e, s, _, st in acc)
+    l2_after = sum(e * (table.l2_store_cost(ideal_lines(i)) if st else i * table.l2_load_sector)
+                   for e, _, i, st in acc)
+    ideal_bytes = 32.0 * sum(e * i for e, _, i, _ in acc) / launches
+    dram_keep = min(1.0, ideal_bytes / tp.dram_bytes) if tp.dram_bytes else 1.0
+    keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": l2_after / l2_now if l2_now else 1.0,
+            "dram": dram_keep, "sm": 1.0, "issue": 1.0}
+    roofs = {u: table.roofs.get(u, UNIT_ROOF_DEFAULT) for u in util}
+    # bound: every unit still does its kept work at no more than the share of peak it can reach
+    floor, bound_unit = 0.0, None
+    for u, pct in util.items():
+        t = pct / roofs[u] * keep.get(u, 1.0)
+        if t > floor:
+            floor, bound_unit = t, u
+    bound = 1.0 / floor if floor > 0 else float("inf")
+    # unit estimate: Eq. 2 on the busy time of the unit with the most removable time, among the
+    # units that held the kernel (a unit below that share overlapped its work with other waits)
+    removable, unit = 0.0, None
+    for u, pct in util.items():
+        f = min(1.0, pct / roofs[u])
+        r = f * (1.0 - keep.get(u, 1.0))
+        if f >= table.held and r > removable:
+            removable, unit = r, u
+    unit_estimate = 1.0 / (1.0 - removable) if removable < 1.0 else float("inf")
+    return Model(keep=keep, util=util, roofs=roofs, alpha=alpha, bound=max(1.0, bound), bound_unit=bound_unit,
+                 unit_estimate=unit_estimate, unit=unit)
+
+
+def lsu_excess_share(ctx: KernelContext) -> float:
+    """The share of the L1's (LSU data path's) work that the excess lines of uncoalesced accesses
+    are: what coalescing removes from it (0 without the model)."""
+    m = model(ctx)
+    return 1.0 - m.keep["l1"] if m is not None else 0.0
