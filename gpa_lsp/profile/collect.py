@@ -311,12 +311,22 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
         with tempfile.TemporaryDirectory(prefix="gpa-counters-") as tmp:
             env = _injection_env(lib, cupti, tmp, {**dict(env), **counters_mod.env(sampled)})
             log(f"measuring unit throughput with CUPTI's Range Profiler ({len(sampled)} kernel(s), first launch) ...")
-            harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+            failed = None
+            try:
+                harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+            except HarnessError as exc:
+                # each launch's record is written when it is measured: a harness that fails later (a
+                # shell's next command run on what the early exit left, a crash at its end) loses none
+                if cancel is not None and cancel.is_set():
+                    raise
+                failed = exc
             if os.environ.get("GPA_KEEP_CUPTI_OUT") and (Path(tmp) / "cupti.txt").exists():
                 keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(Path(tmp) / "cupti.txt", keep / "counters.txt")
             run = counters_mod.read(tmp)
+            if failed is not None and not run.rows:
+                raise failed
     except GpaError as exc:
         if cancel is not None and cancel.is_set():
             raise

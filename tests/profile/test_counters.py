@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpa_lsp.analysis.advisor import advise_bundle
-from gpa_lsp.config import load
+from gpa_lsp.config import Config, HarnessConfig, ProfileConfig, load
 from gpa_lsp.profile.bundle import read_bundle
-from gpa_lsp.profile.collect import attach_throughput
+from gpa_lsp.profile.collect import attach_throughput, throughput_pass
 from gpa_lsp.profile.cupti import counters
 from gpa_lsp.profile.throughput import UNITS, Throughput, summarise
 
@@ -109,3 +110,40 @@ def test_same_advice_with_cuptis_shares(recorded, case):
                                                                                y.estimated_speedup)
             bounded += bool(x.bounded_by or y.bounded_by)
     assert bounded, "no advice of this case is bounded by a unit: it tests nothing here"
+
+
+def _replaying_harness(tmp_path, text: str, exit_code: int) -> Config:
+    """A harness standing in for the GPU run: it writes a counters run recorded on the H100 where
+    the injection library would, notes the environment it was given, and exits ``exit_code``."""
+    (tmp_path / "recorded.txt").write_text(text)
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "import json, os, pathlib, shutil, sys\n"
+        "out = pathlib.Path(os.environ['GPA_CUPTI_OUT'])\n"
+        f"shutil.copy({str(tmp_path / 'recorded.txt')!r}, out / 'cupti.txt')\n"
+        f"pathlib.Path({str(tmp_path / 'env.json')!r}).write_text(json.dumps("
+        "{k: v for k, v in os.environ.items() if k.startswith(('GPA_CUPTI', 'CUDA_INJECTION'))}))\n"
+        f"sys.exit({exit_code})\n")
+    return Config(root=str(tmp_path), harness=HarnessConfig(command=(sys.executable, str(script))),
+                  profile=ProfileConfig(throughput_collector="cupti"))
+
+
+def test_counters_run_reads_what_the_library_wrote_even_when_the_harness_fails_later(recorded, tmp_path):
+    case = "lavamd_unroll"
+    b = _bundle(case)
+    bare = replace(b.profile, kernels=tuple(replace(k, throughput=None) for k in b.profile.kernels))
+    cfg = _replaying_harness(tmp_path, recorded["cases"][case]["counters_txt"], exit_code=3)
+    got, note, by = throughput_pass(cfg, bare, None, log=lambda m: None, with_collector=True)
+    assert note is None and by == "cupti"
+    k = got.kernels[0]
+    assert k.throughput.busiest(("dram", "l2", "l1"))[0] == "l1" and 60 < k.throughput.pct("l1") < 68
+    env = json.loads((tmp_path / "env.json").read_text())
+    assert env["GPA_CUPTI_MODE"] == "counters" and env["GPA_CUPTI_EXIT_WHEN_DONE"] == "1"
+    assert env["GPA_CUPTI_KERNELS"] == k.name and env["CUDA_INJECTION64_PATH"].endswith("libgpa_inject.so")
+
+
+def test_counters_run_that_measured_nothing_says_why(tmp_path):
+    b = _bundle("lavamd_unroll")
+    cfg = _replaying_harness(tmp_path, "", exit_code=3)
+    got, note = throughput_pass(cfg, b.profile, None, log=lambda m: None)
+    assert got is b.profile and "exited with code 3" in note
