@@ -137,3 +137,38 @@ def test_thread_increase_only_where_the_block_size_limits():
     # sw_icache: 64 registers limit it to 32 warps; larger blocks would not fit more
     by, _ = advice_of("sw_icache")
     assert "thread_increase" not in by
+
+
+def measured(kernel: str) -> dict[int, dict]:
+    rows = [json.loads(l) for l in (ROOT / "benchmarks" / "waves" / "h100.jsonl").read_text().splitlines() if l]
+    return {r["blocks"]: r for r in rows if r["kernel"] == kernel}
+
+
+def test_h100_no_gain_past_a_full_wave():
+    # the premise of "no Block Increase once the grid fills the device", on the H100's own timings
+    for kernel in ("stride_chain", "stride_sum"):
+        rows = measured(kernel)
+        wave = next(b for b, r in rows.items() if abs(r["waves"] - 1.0) < 1e-6)
+        at_wave = rows[wave]["ms"]
+        for b, r in rows.items():
+            if r["waves"] >= 1.0 and abs(r["waves"] - round(r["waves"])) < 1e-6:   # whole waves
+                assert r["ms"] >= 0.9 * at_wave, (kernel, b)
+        assert rows[min(rows)]["ms"] > 10 * at_wave, kernel      # while below a wave it gained
+
+
+def test_h100_stride_sum_follows_the_memory_parallelism_curve():
+    # waves.full_wave_memory_bound's arithmetic on the measured grid-stride sum: 8 warps x 128 bytes
+    # per busy SM, idle SMs' share spread over all 132; every grid up to a wave within 15%
+    from gpa_lsp.analysis.parallelism import attainable, curve
+    points = curve("NVIDIA H100 80GB HBM3", "read")
+    rows = measured("stride_sum")
+
+    def reach(r):
+        busy = min(r["blocks"], r["sms"])
+        return attainable(points, 128 * 8 * r["blocks"] / busy * busy / r["sms"])
+
+    base = rows[min(rows)]
+    for b, r in rows.items():
+        if r["waves"] <= 1.0:
+            got, want = base["ms"] / r["ms"], reach(r) / reach(base)
+            assert abs(want - got) / got < 0.15, (b, got, want)
