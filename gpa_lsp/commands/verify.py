@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from ..profile.gpu_check import gpu_present
 from .analyze import add_report_arguments, emit, parse_source_map
 
 
@@ -30,9 +31,7 @@ def add_parser(subparsers) -> None:
 
 
 def options_of(args, cfg):
-    # deferred: `gpa` imports every command module to build its parser
-    from ..server.pipeline import gpu_present
-    from ..verify.runner import Options
+    from ..verify.runner import Options  # deferred: `gpa` imports every command module to build its parser
     top = args.top if args.top is not None else cfg.verify.top
     pairs = args.pairs if args.pairs is not None else cfg.verify.pairs
     return Options(top=max(0, top), pairs=max(5, pairs), budget_s=cfg.verify.budget_s,

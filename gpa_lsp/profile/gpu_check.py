@@ -1,5 +1,6 @@
-"""Is there an NVIDIA GPU this process can use? Checked before a harness runs (``gpa profile``,
-the language server's collection) and by ``gpa doctor``.
+"""Is there an NVIDIA GPU this process can use? The one home of that question: checked before a
+harness runs (``gpa profile``, the language server's collection), by ``gpa doctor``, and, the
+cheap way (:func:`gpu_present`), by the language server and ``gpa verify``.
 
 Three cheap looks, no CUDA context: the device nodes (``/dev/nvidia0``, ... or WSL's
 ``/dev/dxg``), the driver library (``libcuda.so.1`` through ctypes), and, when both are there,
@@ -67,6 +68,14 @@ class DriverStatus:
         if self.init_error == "CUDA_ERROR_INSUFFICIENT_DRIVER":
             return "update the NVIDIA driver, or build with a CUDA toolkit the driver supports"
         return "check `nvidia-smi`; without a GPU, `gpa advise` replays a recorded bundle ([profile] bundle)"
+
+
+def gpu_present() -> bool:
+    """Is there an NVIDIA GPU here, the cheap look: its device nodes, no driver call (safe on an
+    event loop, and in a process that must not load libcuda). The language server uses it to choose
+    between profiling and replaying, ``gpa verify`` whether to time fixes; before a harness runs,
+    :func:`require_gpu` asks the driver too."""
+    return bool(_device_nodes())
 
 
 def _device_nodes() -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from .results import Analysis
 
 if TYPE_CHECKING:  # runs.py imports this module
     from .runs import Runner
+    from .worker import AnalysisWorker
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Folder:
     ready: bool = False                                # settings fetched, trust known
     pending: str | None = None                         # a run asked for before that
     observer: Any = None                               # its watchdog observer (watch.watch_folder)
+    worker: AnalysisWorker | None = None               # its analysis process (worker.py; None: in-process)
 
     @property
     def config(self):

@@ -10,27 +10,22 @@ folder, cancelling) is :mod:`runs`.
 
 from __future__ import annotations
 
-import glob
 import importlib
 import logging
-import multiprocessing
-import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, get_args
 
-from .. import procs
 from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
 from ..profile.collect import collect_result
+from ..profile.gpu_check import gpu_present
 from .cache import ResultCache, result_key, source_hashes
+from .worker import AnalysisWorker, Cancelled, run_here
 
-class Cancelled(Exception):
-    """The run was superseded by a newer one or cancelled by the user."""
+__all__ = ["Cancelled", "CompilerDiagnostic", "Outcome", "RunMode", "Stages", "cached_outcome", "execute"]
 
 
 @dataclass(frozen=True)
@@ -72,11 +67,6 @@ class Outcome:
         return self.mode == "profiled"
 
 
-def gpu_present() -> bool:
-    """A visible NVIDIA device node (cheap; no driver call on the event loop)."""
-    return bool(glob.glob("/dev/nvidia[0-9]*"))
-
-
 @dataclass
 class Stages:
     """The domain functions a run calls; resolved lazily so a missing part is an error, not an import crash."""
@@ -87,7 +77,7 @@ class Stages:
     measure: Callable[..., Any] | None = None     # (config, bundle, cancel=) -> None | note
     # (config, bundle, report, cancel=, dynamic=, store=, progress=) -> Report
     verify: Callable[..., Any] | None = None
-    has_gpu: Callable[[], bool] = gpu_present
+    has_gpu: Callable[[], bool] = gpu_present      # profile/gpu_check.py: cheap, no driver call
 
     def _get(self, name: str, module: str, attr: str) -> Callable[..., Any]:
         fn = getattr(self, name)
@@ -121,53 +111,14 @@ class Stages:
         return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, store_path=store_path,
                   progress=progress)
 
-    def do_advise(self, bundle: str, config: Config) -> Report:
-        if self.advise is None and analysis_pool() is not None:
-            try:
-                return analysis_pool().submit(_advise_in_worker, bundle, config).result()
-            except BrokenProcessPool:
-                _reset_pool()           # a crashed worker: analyse here this time, a fresh pool next time
-        return self._get("advise", "gpa_lsp.verify.runner", "advise")(bundle, config=config)
-
-
-def _advise_in_worker(bundle: str, config: Config) -> Report:
-    # deferred: this runs in the analysis worker; the server process does not need the advisor for it
-    from gpa_lsp.verify.runner import advise
-    return advise(bundle, config)
-
-
-_POOL: ProcessPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def analysis_pool() -> ProcessPoolExecutor | None:
-    """One worker process for the analysis, so that it never holds the server's GIL.
-
-    The analysis is pure Python and takes hundreds of milliseconds on a real
-    profile; in a thread it would delay hovers and lenses by tens of ms.
-    GPA_LSP_ANALYSIS_PROCESS=0 keeps it in-process (debugging).
-    """
-    global _POOL
-    if os.environ.get("GPA_LSP_ANALYSIS_PROCESS", "1") == "0":
-        return None
-    with _POOL_LOCK:
-        if _POOL is None:
-            # the worker dies with the server (then so do its nvdisasm runs: procs.run_tool)
-            _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=procs.die_with_parent)
-        return _POOL
-
-
-def _reset_pool() -> None:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is not None:
-            _POOL.shutdown(wait=False, cancel_futures=True)
-        _POOL = None
-
-
-def shutdown_pool() -> None:
-    _reset_pool()
+    def do_advise(self, bundle: str, config: Config, cancel: threading.Event | None = None,
+                  worker: AnalysisWorker | None = None) -> Report:
+        """The analysis of ``bundle``: by the folder's worker process (worker.py), else here."""
+        if self.advise is not None:
+            return self.advise(bundle, config=config)
+        if worker is not None:
+            return worker.advise(bundle, config, cancel)
+        return run_here("advise", bundle, config)
 
 
 def _check(cancel: threading.Event) -> None:
@@ -210,7 +161,8 @@ def _mode(value: Any) -> RunMode:
 
 def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: ResultCache,
             stages: Stages, on_stage: Callable[[str, str], None] = lambda s, m: None,
-            profile: bool = True, on_partial: Callable[[Outcome], None] | None = None) -> Outcome:
+            profile: bool = True, on_partial: Callable[[Outcome], None] | None = None,
+            worker: AnalysisWorker | None = None) -> Outcome:
     """One run. Returns an Outcome; GpaErrors become ``Outcome.error``, never escape.
 
     ``profile=False`` only replays the configured bundle (what a fresh start shows). After a fresh
@@ -268,7 +220,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             bundle = config.bundle_path
         _check(cancel)
         on_stage("analysing", Path(bundle).name)
-        report = stages.do_advise(bundle, config)
+        report = stages.do_advise(bundle, config, cancel, worker)
         _check(cancel)
         note = _join(note, *getattr(report, "problems", ()))   # a kernel skipped (a damaged cubin): say so, show the rest
         if collected and config.profile.collector == "cupti" and config.profile.throughput \
@@ -282,7 +234,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             if why_not:
                 note = _join(note, why_not)
             else:
-                report = stages.do_advise(bundle, config)
+                report = stages.do_advise(bundle, config, cancel, worker)
                 _check(cancel)
         if trusted and profile and config.verify.on_save and config.verify.top > 0 and _has_build(config) \
                 and any(a.fix is not None for k in report.kernels for a in k.advice):

@@ -185,7 +185,8 @@ class Runs:
             loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self.on_outcome(folder, outcome, partial=True)))
 
         return execute(folder.config, trusted=folder.trusted, cancel=cancel, cache=folder.cache,
-                       stages=self.ls.stages, on_stage=on_stage, profile=profile, on_partial=on_partial)
+                       stages=self.ls.stages, on_stage=on_stage, profile=profile, on_partial=on_partial,
+                       worker=folder.worker)
 
     # ---- while a run goes on ------------------------------------------------------------
     def on_stage(self, folder: Folder, stage: str, detail: str) -> None:

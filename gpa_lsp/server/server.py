@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from . import features, protocol, trust
+from . import features, protocol, trust, worker
 from .features import diagnostics
 from .features.lifecycle import terminate
 from .cache import ResultCache
@@ -32,7 +32,7 @@ from .pipeline import Stages, cached_outcome
 from .protocol import RunState
 from .publishing import PublishingMixin
 from .results import FileView
-from .runs import Runs
+from .runs import Runs, configured
 from .tracking import Tracker
 from .watch import stop_watching as stop_observer, watch_folder
 
@@ -142,6 +142,10 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         folder = Folder(root=path, uri=from_fs_path(str(path)), eff=eff, cache=ResultCache(path))
         self.runs.attach(folder)
         self.folders[path] = folder
+        if not worker.in_process():
+            folder.worker = worker.AnalysisWorker(path.name)
+            if configured(folder) or folder.config.bundle_path:
+                folder.worker.start()      # it imports the analysis now, not at the first save
         return folder
 
     async def open_folder(self, path: Path) -> None:
@@ -163,6 +167,8 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         folder.observer = None
         self.runs.cancel(folder)
         self.runs.end_progress(folder, "folder removed")
+        if folder.worker is not None:
+            folder.worker.stop()
         for uri in folder.published:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         for uri in folder.heat_uris:

@@ -18,7 +18,6 @@ from lsprotocol import types
 from ... import procs
 from ..config_merge import plain
 from ..folder import uri_path
-from ..pipeline import shutdown_pool
 
 
 def workspace_roots(params: types.InitializeParams) -> list[Path]:
@@ -58,7 +57,9 @@ def register(ls) -> None:
             if folder.runner is not None:
                 folder.runner.cancel()
         ls.stop_watching()
-        shutdown_pool()
+        for folder in ls.folders.values():
+            if folder.worker is not None:
+                folder.worker.stop()
 
     @ls.feature(types.EXIT)
     def on_exit(ls, params: Any = None) -> None:

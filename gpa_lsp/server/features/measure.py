@@ -9,14 +9,15 @@ Each measurement is kept in the folder's history, which the report shows.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ...analysis.diff import diff_reports, render_diff_text
 from ..actions import apply_edits
+from ..worker import AnalysisWorker, run_here
 from .code_actions import fix_workspace_edit
 
 
@@ -26,6 +27,14 @@ def _kernel_time(k) -> tuple[float | None, str]:
     if k.duration_ns:
         return float(k.duration_ns), "duration"
     return (float(k.samples) if k.samples else None), "samples"
+
+
+def diff_text(worker: AnalysisWorker | None, before, after, kernel: str, max_lines: int = 6) -> str:
+    """``gpa diff``'s text for one kernel, computed by the folder's analysis worker (the server
+    process does not import the analysis)."""
+    if worker is None:
+        return run_here("diff_text", before, after, kernel, max_lines)
+    return worker.call("diff_text", before, after, kernel, max_lines, what="the comparison")
 
 
 async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +86,8 @@ async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
     if report_before is not None and report_after is not None and folder.error is None:
         # what grew and what vanished, per stall reason and line (gpa diff, analysis/diff.py)
         try:
-            d = diff_reports(report_before, report_after, kernel=kernel.name)
-            result["diff"] = render_diff_text(d, max_lines=6)
+            result["diff"] = await asyncio.get_running_loop().run_in_executor(
+                ls.executor, diff_text, folder.worker, report_before, report_after, kernel.name)
         except Exception as exc:  # noqa: BLE001 - the comparison is an extra; the measurement stands
             result["diff"] = f"(no comparison: {type(exc).__name__})"
     folder.cache.add_history({"kernel": kernel.demangled or kernel.name, "optimizer": data.get("optimizer", ""),

@@ -1,0 +1,224 @@
+"""The analysis worker: one process per workspace folder, watched.
+
+Why a process: the analysis is pure Python and takes hundreds of milliseconds on a real profile;
+in a thread it would hold the server's GIL and delay hovers and lenses. Why one per folder: a
+bundle is input from another machine, and a damaged cubin can make nvdisasm spin (issue 16); the
+folder whose analysis is stuck must not leave the others without results. Why a watchdog: the
+tools' own timeouts (``procs.tool_timeout``) bound nvdisasm, but not everything a worker can get
+stuck in; a request that outlives :func:`watchdog_s` has its worker killed, with every process
+it started, and is reported as an error of that folder. A cancelled run kills its worker the same
+way (the analysis cannot be interrupted from outside); the next request starts a fresh one.
+
+The worker is spawned (not forked: the server has threads) when its folder is added, at
+``initialize``, and imports the analysis then (:func:`_serve`), so the first save does not wait
+for it and the server process itself never imports the advisor. It dies with the server
+(``procs.die_with_parent``), and ``server.terminate`` kills its tree.
+
+``GPA_LSP_ANALYSIS_PROCESS=0`` analyses in the server process instead (debugging);
+``GPA_LSP_WATCHDOG_S`` overrides the watchdog's limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import procs
+from ..config import Config
+from ..errors import BundleError, GpaError
+
+log = logging.getLogger("gpa_lsp.server")
+
+WATCHDOG_BASE_S = 300.0      # a real analysis takes seconds; its tools have their own timeouts
+POLL_S = 0.05
+
+
+class Cancelled(Exception):
+    """The run was superseded by a newer one or cancelled by the user."""
+
+
+class WorkerStuck(BundleError):
+    """The analysis did not finish within the watchdog's limit; its worker was killed."""
+
+
+def watchdog_s(bundle: str) -> float:
+    """How long one analysis of ``bundle`` may take: 300 s plus what its tools may take on its size
+    (``procs.tool_timeout``); ``GPA_LSP_WATCHDOG_S`` overrides it."""
+    override = os.environ.get("GPA_LSP_WATCHDOG_S")
+    if override:
+        try:
+            value = float(override)
+            if value > 0 and value != float("inf"):
+                return value
+        except ValueError:
+            pass
+        log.warning("GPA_LSP_WATCHDOG_S=%r is not a positive number of seconds: ignored", override)
+    try:
+        size = os.path.getsize(bundle)
+    except OSError:
+        size = 0
+    return WATCHDOG_BASE_S + procs.tool_timeout(size)
+
+
+def in_process() -> bool:
+    return os.environ.get("GPA_LSP_ANALYSIS_PROCESS", "1") == "0"
+
+
+# ---------------------------------------------------------------- what a worker does
+
+def _diff_text(before, after, kernel: str, max_lines: int) -> str:
+    from ..analysis.diff import diff_reports, render_diff_text  # deferred: see _ops
+    return render_diff_text(diff_reports(before, after, kernel=kernel), max_lines=max_lines)
+
+
+def _ops() -> dict[str, Callable[..., Any]]:
+    """What a worker can be asked: ``advise`` (bundle, config) -> Report; ``diff_text`` (report
+    before, report after, kernel, max lines) -> str (``gpa diff``'s text, for applyAndMeasure)."""
+    # deferred: the analysis is imported in the worker process (or in the server process with
+    # GPA_LSP_ANALYSIS_PROCESS=0, when it first analyses), never when the server starts
+    from ..verify.runner import advise
+    return {"advise": advise, "diff_text": _diff_text}
+
+
+def run_here(op: str, *args: Any) -> Any:
+    """Do ``op`` in this process (no worker: GPA_LSP_ANALYSIS_PROCESS=0)."""
+    return _ops()[op](*args)
+
+
+def _serve(conn: Connection) -> None:
+    """The worker's main: import the analysis, say so, then answer ``(op, args)`` requests with
+    ``("ok", result)`` or ``("error", class, args, attributes)`` until the pipe closes."""
+    procs.die_with_parent()
+    ops = _ops()
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            op, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple[Any, ...] = ("ok", ops[op](*args))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the server, which reports it
+            reply = ("error", type(exc), exc.args, dict(vars(exc)))
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 - an unpicklable error: send its text
+            conn.send(("error", GpaError, (f"the analysis failed: {type(exc).__name__}: {exc}",), {}))
+
+
+def _rebuild(cls: type, args: tuple, attrs: dict[str, Any]) -> Exception:
+    """The worker's exception, with its attributes (``GpaError.hint``, ``BuildError.output``)."""
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, *args)
+    exc.__dict__.update(attrs)
+    return exc
+
+
+# ---------------------------------------------------------------- the server side
+
+class AnalysisWorker:
+    """One folder's analysis process: :meth:`start` spawns it, :meth:`advise` asks it (one request
+    at a time), :meth:`stop` kills it and whatever it started."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name                       # the folder, for messages
+        self._lock = threading.Lock()          # one request at a time (a folder's run and replay)
+        self._proc: multiprocessing.process.BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._ready = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    def start(self) -> None:
+        """Spawn the process now (it imports the analysis while the server goes on)."""
+        if self.alive():
+            return
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child,), name=f"gpa-analysis {self.name}", daemon=True)
+        proc.start()
+        child.close()
+        self._proc, self._conn, self._ready = proc, parent, False
+
+    def stop(self) -> None:
+        """Kill the worker and every process it started (nvdisasm and what that started)."""
+        proc, conn = self._proc, self._conn
+        self._proc, self._conn, self._ready = None, None, False
+        if proc is None:
+            return
+        if proc.pid is not None and proc.is_alive():
+            procs.kill_tree(proc.pid)
+            proc.kill()
+        proc.join(timeout=2)
+        if conn is not None:
+            conn.close()
+
+    def advise(self, bundle: str, config: Config, cancel: threading.Event | None = None):
+        """The worker's report for ``bundle``; raises what the analysis raised, :class:`Cancelled`
+        when ``cancel`` is set meanwhile, :class:`WorkerStuck` past the watchdog's limit."""
+        return self.call("advise", bundle, config, cancel=cancel, limit=watchdog_s(bundle),
+                         what=f"the analysis of {Path(bundle).name}")
+
+    def call(self, op: str, *args: Any, cancel: threading.Event | None = None, limit: float | None = None,
+             what: str = "the analysis") -> Any:
+        """``op`` of :func:`_ops` done by the worker (started if it is not running)."""
+        limit = limit if limit is not None else watchdog_s("")
+        deadline = time.monotonic() + limit
+        while not self._lock.acquire(timeout=POLL_S):        # the folder's other run is analysing
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+        try:
+            return self._ask(op, args, cancel, deadline, limit, what)
+        finally:
+            self._lock.release()
+
+    def _ask(self, op: str, args: tuple, cancel: threading.Event | None, deadline: float, limit: float,
+             what: str) -> Any:
+        if not self.alive():
+            self.start()
+        assert self._conn is not None
+        conn = self._conn
+        try:
+            conn.send((op, args))
+        except (OSError, ValueError) as exc:
+            self.stop()
+            raise GpaError(f"the analysis worker of {self.name} could not be reached ({exc})",
+                           "save again to retry; if it persists, please report it with the server log") from None
+        while True:
+            if cancel is not None and cancel.is_set():
+                self.stop()            # the analysis cannot be interrupted: the next request starts a new worker
+                raise Cancelled()
+            if time.monotonic() > deadline:
+                pid = self.pid
+                self.stop()
+                log.warning("%s in %s stopped by the watchdog after %.0f s (worker %s)", what, self.name, limit, pid)
+                raise WorkerStuck(
+                    f"{what} did not finish within {limit:.0f} s and was stopped "
+                    "(a damaged cubin can make nvdisasm spin)",
+                    "re-record the bundle, or check its cubins with `gpa disasm`; the other folders are not affected")
+            try:
+                if not conn.poll(POLL_S):
+                    continue
+                reply = conn.recv()
+            except (EOFError, OSError):
+                code = self._proc.exitcode if self._proc is not None else None
+                self.stop()
+                raise GpaError(f"the analysis worker of {self.name} stopped unexpectedly (exit code {code})",
+                               "save again to retry; if it persists, please report it with the server log") from None
+            if reply[0] == "ready":
+                self._ready = True
+                continue
+            if reply[0] == "ok":
+                return reply[1]
+            raise _rebuild(*reply[1:])
