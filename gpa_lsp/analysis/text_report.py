@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from ..profile.demangle import display_name
 from ..profile.reasons import category
 from ..profile.throughput import describe as describe_units
 from ..verify.model import short_device
@@ -56,24 +57,8 @@ def speedup_of(a: Advice) -> float:
 
 
 def short_name(k: KernelReport) -> str:
-    """``calculate_temp`` for ``calculate_temp(float const*, ...)``; long template arguments elided."""
-    full = k.demangled or k.name
-    depth = 0
-    cut = len(full)
-    for i, ch in enumerate(full):
-        if ch in "<[":
-            depth += 1
-        elif ch in ">]":
-            depth -= 1
-        elif ch == "(" and depth == 0 and i > 0:
-            cut = i
-            break
-    name = full[:cut].strip()
-    if name.startswith("void "):
-        name = name[5:]
-    if len(name) > 48 and "<" in name:
-        name = name[:name.index("<")] + "<...>"
-    return name or k.name
+    """The kernel's name as the reports show it (``demangle.display_name``)."""
+    return display_name(k.demangled or k.name) or k.name
 
 
 def _short(path: str | None) -> str:

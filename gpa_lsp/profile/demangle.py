@@ -9,6 +9,7 @@
   (``void ns::k<int>(int)`` -> ``ns::k<int>``): how profiles and programs are matched.
 - :func:`bare_name`: the C++ identifier of a mangled or demangled name
   (``_Z7stencilPKfPfi`` -> ``stencil``): how a fix finds the function in the source.
+- :func:`display_name`: the short name the reports show (``calculate_temp``, ``k<...>``).
 - :func:`qualified_name` / :func:`unqualified_name`: a name cut at its parameter
   list / and at its last ``::`` (no demangling; a mangled name stays as it is).
 
@@ -99,6 +100,27 @@ def bare_name(function: str) -> str:
             return last
     name = function.split("(")[0].split("<")[0]
     return name.split("::")[-1].strip().split()[-1] if name.strip() else function
+
+
+def display_name(signature: str) -> str:
+    """A kernel as the reports name it: ``calculate_temp`` for ``calculate_temp(float const*, ...)``
+    (no return type ``void``), template arguments longer than the name elided (``k<...>``)."""
+    depth = 0
+    cut = len(signature)
+    for i, ch in enumerate(signature):
+        if ch in "<[":
+            depth += 1
+        elif ch in ">]":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0:
+            cut = i
+            break
+    name = signature[:cut].strip()
+    if name.startswith("void "):
+        name = name[5:]
+    if len(name) > 48 and "<" in name:
+        name = name[:name.index("<")] + "<...>"
+    return name
 
 
 def qualified_name(name: str) -> str:
