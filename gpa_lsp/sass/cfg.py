@@ -145,23 +145,46 @@ def dominator_tree(graph: nx.DiGraph, entry: int) -> dict[int, int]:
     return dict(nx.immediate_dominators(graph, entry))
 
 
-def _dominates(idom: dict[int, int], a: int, b: int) -> bool:
-    while True:
-        if b == a:
-            return True
-        p = idom.get(b)
-        if p is None or p == b:
-            return False
-        b = p
+def _dominance(idom: dict[int, int], entry: int) -> dict[int, tuple[int, int]]:
+    """Block -> (preorder, postorder) number in the dominator tree: ``a`` dominates ``b`` exactly when
+    ``a``'s interval holds ``b``'s. Why not walk ``b``'s dominators up to ``a``: a kernel of N loops
+    in sequence has a dominator chain N deep, so a walk per edge was quadratic."""
+    children: dict[int, list[int]] = {}
+    for b, p in idom.items():
+        if p != b and b != entry:
+            children.setdefault(p, []).append(b)
+    root = entry
+    out: dict[int, tuple[int, int]] = {}
+    pre: dict[int, int] = {}
+    clock = 0
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out[node] = (pre[node], clock)
+            clock += 1
+            continue
+        pre[node] = clock
+        clock += 1
+        stack.append((node, True))
+        stack.extend((c, False) for c in children.get(node, ()))
+    return out
+
+
+def _dominates(number: dict[int, tuple[int, int]], a: int, b: int) -> bool:
+    pa, qa = number[a]
+    pb, qb = number[b]
+    return pa <= pb and qb <= qa
 
 
 def natural_loops(graph: nx.DiGraph, entry: int) -> list[tuple[int, frozenset[int], tuple[int, ...]]]:
     """(header, body blocks, back-edge sources) per natural loop; back edges to one header are merged."""
     idom = dominator_tree(graph, entry)
+    number = _dominance(idom, entry)
     bodies: dict[int, set[int]] = {}
     latches: dict[int, list[int]] = {}
     for u, h in graph.edges():
-        if u in idom and h in idom and _dominates(idom, h, u):
+        if u in idom and h in idom and _dominates(number, h, u):
             body = bodies.setdefault(h, {h})
             latches.setdefault(h, []).append(u)
             stack = [u]
@@ -180,12 +203,19 @@ def loop_nest(function: Function, graph: nx.DiGraph | None = None) -> tuple[Loop
         return ()
     g = graph if graph is not None else block_graph(function)
     raw = natural_loops(g, function.blocks[0].start)
-    # parent: the smallest other loop whose body contains this header
+    # parent: the smallest other loop whose body contains this header (the first such, in ``raw``
+    # order, among equals); only loops whose body holds the header are candidates (comparing every
+    # pair of loops was quadratic in a kernel of thousands of loops)
+    headers = {h for h, _, _ in raw}
+    around: dict[int, list[tuple[int, frozenset[int]]]] = {}
+    for h2, body2, _ in raw:
+        for b in body2 & headers:          # a set operation walks the smaller of the two
+            around.setdefault(b, []).append((h2, body2))
     parents: dict[int, int | None] = {}
     for h, body, _ in raw:
         best = None
-        for h2, body2, _ in raw:
-            if h2 != h and h in body2 and body <= body2 and (best is None or len(body2) < len(best[1])):
+        for h2, body2 in around.get(h, ()):
+            if h2 != h and body <= body2 and (best is None or len(body2) < len(best[1])):
                 best = (h2, body2)
         parents[h] = best[0] if best else None
 
