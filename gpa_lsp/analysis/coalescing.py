@@ -217,3 +217,43 @@ def lsu_excess_share(ctx: KernelContext) -> float:
     are: what coalescing removes from it (0 without the model)."""
     m = model(ctx)
     return 1.0 - m.keep["l1"] if m is not None else 0.0
+
+
+# --- the same probe, for Warp Divergence ------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def gather_latency(name: str) -> tuple[tuple[float, float], ...]:
+    """(sectors per request, time of one warp iteration relative to one active lane) of the probe's
+    divergent gather loop at its fewest warps per SM (latency-bound), rising; empty without a table.
+
+    A lanes of a warp walk a list, an index load and a gather per entry: converging (A = 32)
+    divides the iterations by 32 but each gathers 32 lanes' sectors, and the iteration takes
+    longer (H100, 8 warps per SM: 1.39x at 4 lanes, 1.82x at 8, 3.55x at 32)."""
+    d = _devices().get(name) or {}
+    rows = d.get("divergence") or []
+    if not rows:
+        return ()
+    fewest = min(r["warps_per_sm"] for r in rows)
+    rows = sorted((r for r in rows if r["warps_per_sm"] == fewest), key=lambda r: r["active_lanes"])
+    # one iteration: the launch's time over the entries each active lane walks (x active lanes)
+    one = rows[0]["duration_ns"] * rows[0]["active_lanes"]
+    return tuple((r["sectors_per_request"], r["duration_ns"] * r["active_lanes"] / one) for r in rows)
+
+
+def latency_growth(name: str, sectors_now: float, sectors_after: float) -> float:
+    """How much longer one gather of ``sectors_after`` sectors per request takes than one of
+    ``sectors_now`` (the probe's curve, linear between its points, flat beyond them: no
+    extrapolation); 1.0 without a table."""
+    pts = gather_latency(name)
+    if not pts:
+        return 1.0
+
+    def at(s: float) -> float:
+        if s <= pts[0][0]:
+            return pts[0][1]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            if s <= x1:
+                return y0 + (y1 - y0) * (s - x0) / (x1 - x0)
+        return pts[-1][1]
+
+    return max(1.0, at(sectors_after) / at(sectors_now))

@@ -9,6 +9,9 @@ issue slots it costs -- plus (b) the latency samples blamed on divergent
 uses, scaled by their inactive share. Counting only blamed stalls misses (a),
 which is all of the cost in an issue-bound kernel.
 
+Why a gather's wait is not removed in proportion to idle lanes: a converged iteration gathers
+every lane's sectors and takes longer; the probe's curve prices it (``_converged_gather_weight``).
+
 Why the location is the branch: the fix is the branch condition, so the matched
 samples hang on the branch that diverged (the nearest preceding instruction
 with a divergent-branch count, else the nearest preceding predicated branch),
@@ -18,7 +21,10 @@ not on the instructions inside the paths.
 from __future__ import annotations
 
 from ..blame import BlameEdge
+from ..coalescing import latency_growth
 from .base import Match, Optimizer
+
+WARP = 32.0
 
 
 def inactive_share(pc) -> float:
@@ -42,6 +48,21 @@ def _controlling_branch(ctx, offset: int) -> int:
                 and inactive_share(p) < inactive_share(ctx.pcs.get(offset)):
             fallback = i.offset
     return fallback if fallback is not None else offset
+
+
+def _converged_gather_weight(ctx, load, inactive: float) -> float:
+    """The share of a divergent use's memory wait that converging removes.
+
+    Converging divides the iterations by 1 / active share, but each converged load gathers the
+    sectors of every lane, and the probe (benchmarks/coalescing, ``div_a*``) measured that one
+    gather iteration takes longer with more sectors: ``latency_growth``. So the wait left is
+    active share x growth, not active share (H100, 1 -> 32 lanes: 9x, not 32x)."""
+    if load is None or not load.sectors or not load.executed:
+        return inactive
+    active = 1.0 - inactive
+    now = load.sectors / load.executed
+    after = min(WARP, now / active) if active > 0 else WARP
+    return max(0.0, 1.0 - active * latency_growth(ctx.device.name, now, after))
 
 
 class WarpDivergence(Optimizer):
@@ -68,6 +89,8 @@ class WarpDivergence(Optimizer):
                 edges.append(BlameEdge(_controlling_branch(ctx, off), off, "active", "divergence", slots, 0.0, 0))
         for e in ctx.edges:
             w = inactive_share(pcs.get(e.use))
+            if w > 0 and e.latency > 0 and e.reason == "memory_dependency":
+                w = _converged_gather_weight(ctx, pcs.get(e.def_), w)
             if w > 0 and e.latency > 0:
                 edges.append(e._replace(def_=_controlling_branch(ctx, e.use), stall=e.latency * w,
                                         latency=e.latency * w))
