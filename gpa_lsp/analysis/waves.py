@@ -161,16 +161,23 @@ def _loop_carried(function: Function, lp, reg: str) -> bool:
     return False
 
 
-def grid_stride_loop(function: Function) -> GridStride | None:
-    """The outermost loop whose induction variable advances by a value derived from ``gridDim``:
+def grid_stride_loops(function: Function) -> tuple[GridStride, ...]:
+    """The outermost loops whose induction variable advances by a value derived from ``gridDim``:
     an add inside the loop that writes a register it also reads (``R0 = R7 + R0``) with another
-    source derived from ``gridDim`` where it executes."""
+    source derived from ``gridDim`` where it executes. More than one when nvcc versions the loop
+    (particle_blocks: one copy for an empty inner loop, one for the rest); a grid-stride loop
+    inside another is left out (its iterations are the outer one's work split further)."""
     if not any(bank == 0 and off in GRID_DIM for ins in function.instructions for bank, off in ins.cbank):
-        return None
+        return ()
     before = _derived_before(function)
-    best: tuple[int, GridStride] | None = None
-    for lp in loop_scopes(function):
-        if best is not None and lp.depth >= best[0]:
+    found: dict[int, GridStride] = {}
+    scopes = sorted(loop_scopes(function), key=lambda lp: (lp.depth, lp.header_offset))
+    parent = {lp.header_offset: lp.parent for lp in scopes}
+    for lp in scopes:
+        up = lp.parent
+        while up is not None and up not in found:
+            up = parent.get(up)
+        if up is not None:
             continue
         for i in sorted(lp.instructions):
             ins = function.instructions[i]
@@ -179,9 +186,15 @@ def grid_stride_loop(function: Function) -> GridStride | None:
             uses = register_uses(ins)
             induction = {r for r in register_defs(ins) & uses if _loop_carried(function, lp, r)}
             if induction and (uses - induction) & before.get(i, frozenset()):
-                best = (lp.depth, GridStride(lp.header_offset, ins.offset, lp.line))
+                found[lp.header_offset] = GridStride(lp.header_offset, ins.offset, lp.line)
                 break
-    return best[1] if best else None
+    return tuple(sorted(found.values(), key=lambda g: g.header))
+
+
+def grid_stride_loop(function: Function) -> GridStride | None:
+    """The first of ``grid_stride_loops`` in layout order (None: the kernel has none)."""
+    loops = grid_stride_loops(function)
+    return loops[0] if loops else None
 
 
 def grown(w: Waves, blocks: int) -> Waves:

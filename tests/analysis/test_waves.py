@@ -17,7 +17,7 @@ import pytest
 from gpa_lsp import config as gpa_config
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.occupancy import device_for
-from gpa_lsp.analysis.waves import grid_stride_loop, grown, waves
+from gpa_lsp.analysis.waves import full_wave_issue_speedup, grid_stride_loop, grid_stride_loops, grown, waves
 from gpa_lsp.profile.model import Launch
 from gpa_lsp.sass import load_program
 
@@ -67,6 +67,7 @@ def test_grid_stride_loops_found_in_sass(loops):
     # a block-level stride (one block per row, rows shared by the grid), found at the outer loop
     got = grid_stride_loop(loops["block_stride"])
     assert got is not None and got.line == line_of(LOOPS, "row += gridDim.x")
+    assert len(grid_stride_loops(loops["block_stride"])) == 1    # the inner blockDim loop is not one
 
 
 def test_loops_without_grid_stride(loops):
@@ -128,6 +129,25 @@ def test_trip_count_bounds_the_useful_blocks():
     without, _ = advice_of("dot_runtime_unroll", "cupti")
     assert "3.0 iterations per warp" in with_counts["block_increase"].suggestion
     assert with_counts["block_increase"].estimated_speedup < 0.6 * without["block_increase"].estimated_speedup
+
+
+def test_trip_count_sums_the_versions_of_a_loop():
+    # nvcc versions particle_blocks' particle loop (one copy for an empty pixel loop, never run):
+    # 2^20 particles over 64 x 1024 threads are 16 iterations per warp, all in the copies that run
+    by, _ = advice_of("particle_blocks", "ncu")
+    assert "16.0 iterations per warp" in by["block_increase"].suggestion
+
+
+def test_full_wave_issue_arithmetic():
+    # 16 SMs x 8 warps (2 per scheduler, issuing 7/16 of cycles: q = 1/4) -> 132 SMs x 64 warps
+    # (16 per scheduler): 132 x 4 x (1 - (3/4)^16) over 16 x 4 x 7/16
+    now = waves(H100, Launch((16, 1, 1), (256, 1, 1)), registers=32)
+    got = full_wave_issue_speedup(now, grown(now, now.capacity), 7 / 16, 4)
+    assert got == pytest.approx(132 * (1 - 0.75 ** 16) / (16 * 7 / 16), rel=1e-6)
+    # 2 warps per SM use 2 schedulers: a full wave of 32 warps brings the other two
+    now = waves(H100, Launch((132, 1, 1), (64, 1, 1)), registers=64)
+    got = full_wave_issue_speedup(now, grown(now, now.capacity), 0.2, 4)
+    assert got == pytest.approx(4 * (1 - 0.8 ** 8) / (2 * 0.2), rel=1e-6)
 
 
 def test_thread_increase_only_where_the_block_size_limits():

@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..context import kernel_fact
 from ..estimate import block_increase
 from ..model import Fix
-from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loop, grown, waves
+from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loops, grown, waves
 from .base import Estimator, Match, Optimizer
 from .shared import block_size_fix
 
@@ -37,15 +37,30 @@ def kernel_waves(ctx):
                                         static_shared=max(ctx.entry.shared_static, L.static_shared))
 
 
-def iterations_per_warp(ctx, update: int, w) -> float | None:
-    """Mean trip count of the grid-stride loop per warp, from the executed count of its update's
-    basic block (ncu's per-PC counts; every instruction of a block runs as often, and only sampled
-    PCs reach the context); None where the profile has no counts."""
-    block = next((b for b in ctx.entry.blocks if b.start <= update < b.end), None)
-    offsets = block.instructions if block is not None else (update,)
-    counts = [pc.executed for o in offsets if (pc := ctx.pcs.get(o)) is not None and pc.executed]
+def iterations_per_warp(ctx, loops, w) -> float | None:
+    """Mean trip count of the grid-stride loop per warp, from the executed counts of its updates'
+    basic blocks (ncu's per-PC counts; every instruction of a block runs as often, and only sampled
+    PCs reach the context), summed over the loop's versions (a warp runs one of them); None where
+    the profile has no counts."""
+    total = 0
+    for g in loops:
+        block = next((b for b in ctx.entry.blocks if b.start <= g.update < b.end), None)
+        offsets = block.instructions if block is not None else (g.update,)
+        total += max((pc.executed for o in offsets if (pc := ctx.pcs.get(o)) is not None and pc.executed),
+                     default=0)
     warps = w.blocks * w.warps_per_block * max(1, len(ctx.kernel.launches))
-    return max(counts) / warps if counts and warps else None
+    return total / warps if total and warps else None
+
+
+def hottest(ctx, loops):
+    """The loop version with the most samples: the one the advice names."""
+    at = ctx.total_at
+
+    def samples(g):
+        lp = ctx.loop_by_header(ctx.entry.name, g.header)
+        body = lp.instructions if lp is not None else ()
+        return sum(at.get(ctx.entry.instructions[i].offset, 0) for i in body)
+    return max(loops, key=samples)
 
 
 class BlockIncrease(Optimizer):
@@ -60,10 +75,11 @@ class BlockIncrease(Optimizer):
         L, w = ctx.launch, kernel_waves(ctx)
         if L is None or w is None or ctx.occupancy is None or w.fills_device:
             return None
-        stride = grid_stride_loop(ctx.entry)
-        if stride is not None:
+        loops = grid_stride_loops(ctx.entry)
+        if loops:
+            stride = hottest(ctx, loops)
             data = {"blocks": L.blocks, "waves": w.waves, "full_wave": w.capacity, "grid_stride": stride}
-            t = iterations_per_warp(ctx, stride.update, w)
+            t = iterations_per_warp(ctx, loops, w)
             if t is not None:
                 if t <= 1.0:
                     return None     # every warp runs the loop once: no work left for more blocks
