@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GpaError
 from .cache import ResultCache
-from .config_merge import EffectiveConfig
+from .config_merge import EffectiveConfig, config_file_of
 from .pipeline import CompilerDiagnostic
 from .results import Analysis
 
@@ -45,6 +45,13 @@ class Folder:
     @property
     def config(self):
         return self.eff.config
+
+    @property
+    def configured(self) -> bool:
+        """A project file, or editor settings that say what to build or run."""
+        c = self.config
+        return bool(config_file_of(self.root) or c.harness.command or c.build.sources or c.build.command
+                    or c.profile.collector == "replay")
 
     def contains(self, path: Path) -> bool:
         return path == self.root or self.root in path.parents

@@ -25,7 +25,6 @@ from pygls.uris import from_fs_path
 
 from . import trust
 from .features import diagnostics
-from .config_merge import config_file_of
 from .folder import Folder
 from .pipeline import Outcome, execute
 from .results import index
@@ -102,13 +101,6 @@ class Runner:
             await asyncio.sleep(0.02)
 
 
-def configured(folder: Folder) -> bool:
-    """A project file, or editor settings that say what to build or run."""
-    c = folder.config
-    return bool(config_file_of(folder.root) or c.harness.command or c.build.sources or c.build.command
-                or c.profile.collector == "replay")
-
-
 def result_summary(folder: Folder) -> str | None:
     """The top advice of the folder's analysis in a few words (``gpa/status``'s ``result``)."""
     rep = folder.analysis.report if folder.analysis else None
@@ -144,7 +136,7 @@ class Runs:
             ls.status(folder, "untrusted", trust.ENABLE_HINT)
             ls.tell_once(folder, "untrusted", types.MessageType.Info, "gpa: " + trust.ENABLE_HINT)
             return
-        if why != "command" and not configured(folder):
+        if why != "command" and not folder.configured:
             # any CUDA folder opened in the editor: do not try (and fail) to profile it on every save
             ls.status(folder, "idle", NOT_CONFIGURED)
             ls.tell_once(folder, "unconfigured", types.MessageType.Info, "gpa: " + NOT_CONFIGURED)

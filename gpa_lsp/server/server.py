@@ -23,7 +23,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
 from . import features, protocol, trust, worker
-from .features import diagnostics
+from .features import diagnostics, doctor
 from .features.lifecycle import terminate
 from .cache import ResultCache
 from .config_merge import effective_config, plain
@@ -32,7 +32,7 @@ from .pipeline import Stages, cached_outcome
 from .protocol import RunState
 from .publishing import PublishingMixin
 from .results import FileView
-from .runs import Runs, configured
+from .runs import Runs
 from .tracking import Tracker
 from .watch import stop_watching as stop_observer, watch_folder
 
@@ -48,6 +48,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.stages = stages or Stages()
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-run")
         self.runs = Runs(self)
+        self.doctor: asyncio.Future | None = None     # gpa doctor's checks, run once (features/doctor.py)
         self._line_cache: dict[Path, list[str]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.owns_process = False        # True when run by main(): exit ends the process (terminate)
@@ -144,7 +145,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.folders[path] = folder
         if not worker.in_process():
             folder.worker = worker.AnalysisWorker(path.name)
-            if configured(folder) or folder.config.bundle_path:
+            if folder.configured or folder.config.bundle_path:
                 folder.worker.start()      # it imports the analysis now, not at the first save
         return folder
 
@@ -190,6 +191,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.recompute_config(folder)
         folder.ready = True
         self.publish(folder)
+        asyncio.ensure_future(doctor.tell_folder(self, folder))    # what this machine lacks for it, if anything
         if folder.pending:
             why, folder.pending = folder.pending, None
             self.runs.request(folder, why=why)

@@ -1,7 +1,7 @@
 /** The commands the extension owns; each sends workspace/executeCommand to the server. */
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/node";
-import { ApplyAndMeasureResult, ReportResult } from "./protocol";
+import { ApplyAndMeasureResult, DoctorResult, ReportResult } from "./protocol";
 
 export const UNTRUSTED_MESSAGE =
   "GPA: profiling is off in Restricted Mode. Profiling builds this folder and runs its harness, " +
@@ -119,6 +119,23 @@ export function registerCommands(host: Host, reports: ReportDocuments): vscode.D
     }),
 
     vscode.commands.registerCommand("gpa.cancel", async () => send(host, "gpa.cancel", [])),
+
+    vscode.commands.registerCommand("gpa.doctor", async () => {
+      const result = await send<DoctorResult>(host, "gpa.doctor", []);
+      if (!result || typeof result.markdown !== "string") {
+        return result;
+      }
+      const doc = vscode.Uri.from({ scheme: REPORT_SCHEME, path: "/gpa doctor.md" });
+      reports.set(doc, result.markdown);
+      const textDoc = await vscode.workspace.openTextDocument(doc);
+      await vscode.window.showTextDocument(textDoc, { preview: true });
+      try {
+        await vscode.commands.executeCommand("markdown.showPreview", doc);
+      } catch {
+        // No markdown preview in this editor: the source tab stays open.
+      }
+      return result;
+    }),
   ];
 }
 

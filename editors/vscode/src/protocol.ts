@@ -36,9 +36,25 @@ export interface ApplyAndMeasureResult {
   message: string;
 }
 
+export interface DoctorCheck {
+  name: string;
+  status: "ok" | "missing" | "warning" | "n/a";
+  detail: string;
+  fix: string;
+  needed_for: string[];
+}
+
+/** gpa.doctor: `gpa doctor --json`'s checks, and the same as markdown. */
+export interface DoctorResult {
+  checks: DoctorCheck[];
+  ready: Record<string, boolean>;
+  markdown: string;
+  error?: string;
+}
+
 /**
  * Commands that this extension registers itself (with client-side behaviour:
  * trust checks, showing the report, progress) and sends to the server as
  * workspace/executeCommand. The language client must not register them again.
  */
-export const CLIENT_OWNED_COMMANDS = new Set(["gpa.profile", "gpa.report", "gpa.applyAndMeasure", "gpa.cancel"]);
+export const CLIENT_OWNED_COMMANDS = new Set(["gpa.profile", "gpa.report", "gpa.applyAndMeasure", "gpa.cancel", "gpa.doctor"]);

@@ -13,7 +13,7 @@ from ..config_merge import plain
 from ..trust import ENABLE_HINT
 from .measure import apply_and_measure
 
-COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure")
+COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure", "gpa.doctor")   # gpa.doctor: doctor.py
 
 
 def report_markdown(report: Report | None, note: str = "", history: Sequence[dict[str, Any]] = (),
