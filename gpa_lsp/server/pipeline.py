@@ -10,7 +10,6 @@ folder, cancelling) is :mod:`runs`.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from dataclasses import dataclass, field, replace
@@ -20,7 +19,8 @@ from typing import Any, Callable, Literal, get_args
 from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
-from ..profile.collect import collect_result
+from ..build import build as build_project
+from ..profile.collect import add_throughput, collect_result
 from ..profile.gpu_check import gpu_present
 from .cache import ResultCache, result_key, source_hashes
 from .worker import AnalysisWorker, Cancelled, run_here
@@ -69,7 +69,8 @@ class Outcome:
 
 @dataclass
 class Stages:
-    """The domain functions a run calls; resolved lazily so a missing part is an error, not an import crash."""
+    """The domain functions a run calls (a test replaces some); None: the real one. The analysis
+    (advise, verify) runs in the folder's worker process (worker.py)."""
 
     build: Callable[..., Any] | None = None
     collect: Callable[..., Any] | None = None
@@ -79,19 +80,8 @@ class Stages:
     verify: Callable[..., Any] | None = None
     has_gpu: Callable[[], bool] = gpu_present      # profile/gpu_check.py: cheap, no driver call
 
-    def _get(self, name: str, module: str, attr: str) -> Callable[..., Any]:
-        fn = getattr(self, name)
-        if fn is None:
-            try:
-                fn = getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError) as exc:
-                raise GpaError(f"gpa-lsp component {module}.{attr} is unavailable ({exc})",
-                               "reinstall gpa-lsp") from None
-            setattr(self, name, fn)
-        return fn
-
     def do_build(self, config: Config, cancel: threading.Event) -> Any:
-        return self._get("build", "gpa_lsp.build", "build")(config, cancel=cancel)
+        return (self.build or build_project)(config, cancel=cancel)
 
     def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
         # the unit-throughput pass is a second harness run under ncu: never before the sampled
@@ -102,14 +92,20 @@ class Stages:
         return self.collect(config, cancel=cancel, out=out)
 
     def do_measure(self, config: Config, bundle: str, cancel: threading.Event) -> str | None:
-        return self._get("measure", "gpa_lsp.profile.collect", "add_throughput")(config, bundle, cancel=cancel)
+        return (self.measure or add_throughput)(config, bundle, cancel=cancel)
 
     def do_verify(self, config: Config, bundle: str, report: Report, cancel: threading.Event, *,
                   dynamic: bool, store: bool, store_path: str | None,
-                  progress: Callable[[int, int, str], None]) -> Report:
-        fn = self._get("verify", "gpa_lsp.verify.runner", "verify_in_editor")
-        return fn(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store, store_path=store_path,
-                  progress=progress)
+                  progress: Callable[[int, int, str], None], worker: AnalysisWorker | None = None) -> Report:
+        """The fixes tried (``verify.runner.verify_in_editor``): by the folder's worker, else here."""
+        if self.verify is not None:
+            return self.verify(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store,
+                               store_path=store_path, progress=progress)
+        if worker is not None:
+            return worker.verify(config, bundle, report, cancel, dynamic=dynamic, store=store,
+                                 store_path=store_path, progress=progress)
+        return run_here("verify", config, bundle, report, dynamic, store, store_path, cancel=cancel,
+                        progress=progress)
 
     def do_advise(self, bundle: str, config: Config, cancel: threading.Event | None = None,
                   worker: AnalysisWorker | None = None) -> Report:
@@ -118,7 +114,7 @@ class Stages:
             return self.advise(bundle, config=config)
         if worker is not None:
             return worker.advise(bundle, config, cancel)
-        return run_here("advise", bundle, config)
+        return run_here("advise", bundle, config, cancel=cancel)
 
 
 def _check(cancel: threading.Event) -> None:
@@ -247,7 +243,8 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             try:
                 report = stages.do_verify(config, bundle, report, cancel, dynamic=collected and stages.has_gpu(),
                                           store=collected, store_path=str(cache.dir / "verification.json"),
-                                          progress=lambda i, n, what: on_stage("verifying", f"{i}/{n}: {what}"))
+                                          progress=lambda i, n, what: on_stage("verifying", f"{i}/{n}: {what}"),
+                                          worker=worker)
             except Cancelled:
                 raise
             except GpaError as exc:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import queue
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -37,6 +38,7 @@ log = logging.getLogger("gpa_lsp.server")
 
 WATCHDOG_BASE_S = 300.0      # a real analysis takes seconds; its tools have their own timeouts
 POLL_S = 0.05
+CANCEL_GRACE_S = 5.0         # a cancelled verification cleans up its scratch copies meanwhile
 
 
 class Cancelled(Exception):
@@ -71,45 +73,89 @@ def in_process() -> bool:
 
 
 # ---------------------------------------------------------------- what a worker does
+#
+# An op is ``fn(*args, cancel=Event, progress=fn(i, n, what))``: ``cancel`` is set when the server
+# asks the op to stop (an op that can stop early honours it; the server kills the worker after a
+# grace period otherwise), ``progress`` reports to the server while it runs.
 
-def _diff_text(before, after, kernel: str, max_lines: int) -> str:
+def _advise(bundle: str, config: Config, *, cancel, progress):
+    from ..verify.runner import advise  # deferred: see _ops
+    return advise(bundle, config)
+
+
+def _verify(config: Config, bundle: str, report, dynamic: bool, store: bool, store_path: str | None, *,
+            cancel, progress):
+    from ..verify.runner import verify_in_editor  # deferred: see _ops
+    return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=dynamic, store=store,
+                            store_path=store_path, progress=progress)
+
+
+def _diff_text(before, after, kernel: str, max_lines: int, *, cancel, progress) -> str:
     from ..analysis.diff import diff_reports, render_diff_text  # deferred: see _ops
     return render_diff_text(diff_reports(before, after, kernel=kernel), max_lines=max_lines)
 
 
 def _ops() -> dict[str, Callable[..., Any]]:
-    """What a worker can be asked: ``advise`` (bundle, config) -> Report; ``diff_text`` (report
-    before, report after, kernel, max lines) -> str (``gpa diff``'s text, for applyAndMeasure)."""
+    """What a worker can be asked: ``advise`` (bundle, config) -> Report; ``verify`` (config,
+    bundle, report, dynamic, store, store_path) -> Report (``verify.runner.verify_in_editor``);
+    ``diff_text`` (report before, report after, kernel, max lines) -> str (``gpa diff``'s text,
+    for applyAndMeasure)."""
     # deferred: the analysis is imported in the worker process (or in the server process with
     # GPA_LSP_ANALYSIS_PROCESS=0, when it first analyses), never when the server starts
-    from ..verify.runner import advise
-    return {"advise": advise, "diff_text": _diff_text}
+    import gpa_lsp.verify.runner  # noqa: F401 - the advisor, the optimizers, the verification
+    return {"advise": _advise, "verify": _verify, "diff_text": _diff_text}
 
 
-def run_here(op: str, *args: Any) -> Any:
+def run_here(op: str, *args: Any, cancel: threading.Event | None = None,
+             progress: Callable[..., None] = lambda *a: None) -> Any:
     """Do ``op`` in this process (no worker: GPA_LSP_ANALYSIS_PROCESS=0)."""
-    return _ops()[op](*args)
+    return _ops()[op](*args, cancel=cancel or threading.Event(), progress=progress)
 
 
 def _serve(conn: Connection) -> None:
     """The worker's main: import the analysis, say so, then answer ``(op, args)`` requests with
-    ``("ok", result)`` or ``("error", class, args, attributes)`` until the pipe closes."""
+    ``("ok", result)`` or ``("error", class, args, attributes)``, with ``("progress", ...)`` on the
+    way, until the pipe closes. A reader thread takes ``("cancel",)`` while an op runs."""
     procs.die_with_parent()
     ops = _ops()
-    conn.send(("ready", os.getpid()))
+    send_lock = threading.Lock()
+    requests: queue.Queue = queue.Queue()
+    current = {"cancel": threading.Event()}
+
+    def send(msg: tuple[Any, ...]) -> None:
+        with send_lock:
+            conn.send(msg)
+
+    def read() -> None:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                current["cancel"].set()
+                requests.put(None)
+                return
+            if msg == ("cancel",):
+                current["cancel"].set()
+            else:
+                requests.put(msg)
+
+    threading.Thread(target=read, name="gpa-worker-reader", daemon=True).start()
+    send(("ready", os.getpid()))
     while True:
-        try:
-            op, args = conn.recv()
-        except (EOFError, OSError):
+        msg = requests.get()
+        if msg is None:
             return
+        op, args = msg
+        cancel = current["cancel"] = threading.Event()
         try:
-            reply: tuple[Any, ...] = ("ok", ops[op](*args))
+            reply: tuple[Any, ...] = ("ok", ops[op](*args, cancel=cancel,
+                                                    progress=lambda *p: send(("progress", *p))))
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the server, which reports it
             reply = ("error", type(exc), exc.args, dict(vars(exc)))
         try:
-            conn.send(reply)
+            send(reply)
         except Exception as exc:  # noqa: BLE001 - an unpicklable error: send its text
-            conn.send(("error", GpaError, (f"the analysis failed: {type(exc).__name__}: {exc}",), {}))
+            send(("error", GpaError, (f"the analysis failed: {type(exc).__name__}: {exc}",), {}))
 
 
 def _rebuild(cls: type, args: tuple, attrs: dict[str, Any]) -> Exception:
@@ -170,21 +216,32 @@ class AnalysisWorker:
         return self.call("advise", bundle, config, cancel=cancel, limit=watchdog_s(bundle),
                          what=f"the analysis of {Path(bundle).name}")
 
+    def verify(self, config: Config, bundle: str, report, cancel: threading.Event | None, *, dynamic: bool,
+               store: bool, store_path: str | None, progress: Callable[[int, int, str], None]):
+        """``verify.runner.verify_in_editor`` in the worker: the fixes tried, within ``[verify]
+        budget_s`` (plus the watchdog's limit); cancelling lets it stop and clean up its scratch
+        copies for a few seconds before the worker is killed."""
+        return self.call("verify", config, bundle, report, dynamic, store, store_path, cancel=cancel,
+                         limit=config.verify.budget_s + watchdog_s(bundle), what="trying the fixes",
+                         on_progress=progress, grace_s=CANCEL_GRACE_S)
+
     def call(self, op: str, *args: Any, cancel: threading.Event | None = None, limit: float | None = None,
-             what: str = "the analysis") -> Any:
-        """``op`` of :func:`_ops` done by the worker (started if it is not running)."""
+             what: str = "the analysis", on_progress: Callable[..., None] = lambda *a: None,
+             grace_s: float = 0.0) -> Any:
+        """``op`` of :func:`_ops` done by the worker (started if it is not running). On ``cancel``
+        the op is asked to stop and given ``grace_s``, then the worker is killed."""
         limit = limit if limit is not None else watchdog_s("")
         deadline = time.monotonic() + limit
         while not self._lock.acquire(timeout=POLL_S):        # the folder's other run is analysing
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
         try:
-            return self._ask(op, args, cancel, deadline, limit, what)
+            return self._ask(op, args, cancel, deadline, limit, what, on_progress, grace_s)
         finally:
             self._lock.release()
 
     def _ask(self, op: str, args: tuple, cancel: threading.Event | None, deadline: float, limit: float,
-             what: str) -> Any:
+             what: str, on_progress: Callable[..., None], grace_s: float) -> Any:
         if not self.alive():
             self.start()
         assert self._conn is not None
@@ -195,9 +252,17 @@ class AnalysisWorker:
             self.stop()
             raise GpaError(f"the analysis worker of {self.name} could not be reached ({exc})",
                            "save again to retry; if it persists, please report it with the server log") from None
+        stop_by: float | None = None          # cancelled: the op's grace ends then
         while True:
-            if cancel is not None and cancel.is_set():
-                self.stop()            # the analysis cannot be interrupted: the next request starts a new worker
+            if cancel is not None and cancel.is_set() and stop_by is None:
+                stop_by = time.monotonic() + grace_s
+                if grace_s > 0:
+                    try:
+                        conn.send(("cancel",))
+                    except (OSError, ValueError):
+                        stop_by = 0.0
+            if stop_by is not None and time.monotonic() >= stop_by:
+                self.stop()            # it did not stop in time (or cannot): the next request starts a new worker
                 raise Cancelled()
             if time.monotonic() > deadline:
                 pid = self.pid
@@ -214,11 +279,19 @@ class AnalysisWorker:
             except (EOFError, OSError):
                 code = self._proc.exitcode if self._proc is not None else None
                 self.stop()
+                if stop_by is not None:
+                    raise Cancelled() from None
                 raise GpaError(f"the analysis worker of {self.name} stopped unexpectedly (exit code {code})",
                                "save again to retry; if it persists, please report it with the server log") from None
             if reply[0] == "ready":
                 self._ready = True
                 continue
+            if reply[0] == "progress":
+                if stop_by is None:
+                    on_progress(*reply[1:])
+                continue
+            if stop_by is not None:
+                raise Cancelled()      # it stopped in time; the worker stays
             if reply[0] == "ok":
                 return reply[1]
             raise _rebuild(*reply[1:])

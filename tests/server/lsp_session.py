@@ -135,3 +135,23 @@ def change_folders(client, added: list[Path] = (), removed: list[Path] = ()) -> 
         event=types.WorkspaceFoldersChangeEvent(
             added=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in added],
             removed=[types.WorkspaceFolder(uri=from_fs_path(str(f)), name=f.name) for f in removed])))
+
+
+ANALYSIS_MODULES = ("gpa_lsp.analysis.advisor", "gpa_lsp.analysis.optimizers", "gpa_lsp.analysis.blame",
+                    "gpa_lsp.verify.runner")
+MODULE_DUMP = Path(__file__).resolve().parent / "module_dump"
+
+
+def module_dump_env(folder: Path) -> dict[str, str]:
+    """Server environment under which every Python process writes its module names to ``folder``
+    (tests/server/module_dump/sitecustomize.py): see :func:`modules_of`."""
+    return {"PYTHONPATH": os.pathsep.join([str(MODULE_DUMP), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "GPA_TEST_MODULES_DIR": str(folder)}
+
+
+def modules_of(folder: Path, pid: int) -> set[str]:
+    """The modules process ``pid`` had imported 0.1 s ago (empty until it wrote them)."""
+    try:
+        return set((folder / f"{pid}.modules").read_text().split())
+    except OSError:
+        return set()

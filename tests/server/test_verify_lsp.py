@@ -7,11 +7,12 @@ folder shows the recording and builds nothing.
 
 from __future__ import annotations
 
+import asyncio
 import glob
 
 import pytest
 
-from .lsp_session import open_doc, save_doc, session, states, wait_for
+from .lsp_session import ANALYSIS_MODULES, module_dump_env, modules_of, open_doc, save_doc, session, states, wait_for
 
 pytestmark = pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")),
                                 reason="describes the no-GPU path (static verification only)")
@@ -19,9 +20,11 @@ pytestmark = pytest.mark.skipif(bool(glob.glob("/dev/nvidia[0-9]*")),
 FOUND = ("compiled:", "tried:", "measured")
 
 
-async def test_save_publishes_advice_then_verified_advice(recorded_ws):
+async def test_save_publishes_advice_then_verified_advice(recorded_ws, tmp_path):
     app = recorded_ws / "app.cu"
-    async with session(recorded_ws, trusted=True) as client:
+    dump = tmp_path / "modules"
+    dump.mkdir()
+    async with session(recorded_ws, trusted=True, env=module_dump_env(dump)) as client:
         uri = open_doc(client, app)
         await wait_for(lambda: client.diagnostics.get(uri), 60, "the recorded results at start")
         n = len(client.status)
@@ -36,6 +39,10 @@ async def test_save_publishes_advice_then_verified_advice(recorded_ws):
         verifying = [s for s in client.status[n:] if s["state"] == "verifying"]
         assert any("/" in s["message"] and "GPA:" in s["message"] for s in verifying), verifying
         assert (recorded_ws / "build").exists()            # the run built (trusted)
+        # analysed and verified in the folder's worker: the server process never imported either
+        await asyncio.sleep(0.3)                           # a dump written after the run
+        mods = modules_of(dump, client._server.pid)
+        assert "gpa_lsp.server.worker" in mods and not mods & set(ANALYSIS_MODULES)
 
 
 async def test_untrusted_folder_builds_and_verifies_nothing(recorded_ws):

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-import os
+import asyncio
 import shutil
 import threading
 import time
@@ -27,12 +27,11 @@ from gpa_lsp.profile.bundle import read_bundle
 from gpa_lsp.server.worker import AnalysisWorker, Cancelled, WorkerStuck
 from gpa_lsp.toolchain import find_tool
 
-from .lsp_session import ROOT, session, wait_for
+from .lsp_session import ANALYSIS_MODULES, module_dump_env, modules_of as _modules, session, wait_for
 
 pytestmark = pytest.mark.skipif(not procs.runner_available(), reason="needs Linux /proc and prctl")
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
-HOOK = Path(__file__).resolve().parent / "module_dump"
 STUCK, SERVED = "transpose_banks", "restrict_fir"
 
 
@@ -153,23 +152,13 @@ def test_an_error_in_the_worker_comes_back_with_its_hint(tmp_path):
 
 # ---------------------------------------------------------------- through the language server
 
-def _modules(dump: Path, pid: int) -> set[str]:
-    f = dump / f"{pid}.modules"
-    try:
-        return set(f.read_text().split())
-    except OSError:
-        return set()
-
-
 async def test_the_worker_imports_the_analysis_at_initialize_and_the_server_never_does(tmp_path):
     ws, settings = _copy(tmp_path, SERVED)
     (ws / "gpa.toml").write_text((ws / "gpa.toml").read_text().replace('bundle = "recorded/cupti.gpabundle"',
                                                                         'bundle = "recorded/none.gpabundle"'))
     dump = tmp_path / "modules"
     dump.mkdir()
-    env = {"PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "GPA_TEST_MODULES_DIR": str(dump)}
-    async with session(ws, settings=settings, env=env) as client:
+    async with session(ws, settings=settings, env=module_dump_env(dump)) as client:
         server = client._server.pid
         workers = await wait_for(lambda: [p for p in procs.descendants(server)
                                           if "gpa_lsp.server.worker" in _modules(dump, p)], 60,
@@ -181,11 +170,10 @@ async def test_the_worker_imports_the_analysis_at_initialize_and_the_server_neve
         await wait_for(lambda: "gpa_lsp.server.server" in _modules(dump, server), 30, "the server's modules")
         await wait_for(lambda: _status(client, ws, lambda s: s["state"] in ("untrusted", "error")), 60,
                        "the folder to start")
-        time.sleep(0.3)                                   # a fresh dump, after the folder started
+        await asyncio.sleep(0.3)                          # a fresh dump, after the folder started
         mods = _modules(dump, server)
         assert "gpa_lsp.server.features.lifecycle" in mods
-        assert not {m for m in mods if m in ("gpa_lsp.analysis.advisor", "gpa_lsp.analysis.optimizers",
-                                             "gpa_lsp.analysis.blame", "gpa_lsp.verify.runner")}
+        assert not mods & set(ANALYSIS_MODULES)
 
 
 async def test_a_stuck_folder_does_not_starve_another_and_is_killed_and_reported(tmp_path):

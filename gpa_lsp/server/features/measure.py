@@ -34,7 +34,7 @@ def diff_text(worker: AnalysisWorker | None, before, after, kernel: str, max_lin
     process does not import the analysis)."""
     if worker is None:
         return run_here("diff_text", before, after, kernel, max_lines)
-    return worker.call("diff_text", before, after, kernel, max_lines, what="the comparison")
+    return worker.call("diff_text", before, after, kernel, max_lines, limit=60.0, what="the comparison")
 
 
 async def apply_and_measure(ls, arg: dict[str, Any]) -> dict[str, Any]:
