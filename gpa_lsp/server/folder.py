@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class Folder:
     pending: str | None = None                         # a run asked for before that
     observer: Any = None                               # its watchdog observer (watch.watch_folder)
     worker: AnalysisWorker | None = None               # its analysis process (worker.py; None: in-process)
+    threads: Executor | None = None                    # the threads its runs use (runs.Runs.attach)
 
     @property
     def config(self):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
@@ -122,9 +122,12 @@ class Runs:
 
     # ---- starting runs ---------------------------------------------------------------
     def attach(self, folder: Folder) -> None:
-        """Give a new folder its runner (build -> profile -> analyse)."""
+        """Give a new folder its runner (build -> profile -> analyse) and the threads its runs use:
+        its own, so that a folder whose runs are stuck (a harness up to its timeout, an analysis up
+        to the watchdog's) never holds the threads another folder's runs need."""
+        folder.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"gpa-run-{folder.root.name}")
         folder.runner = Runner(lambda cancel: self._job(folder, cancel, True),
-                               lambda outcome: self.on_outcome(folder, outcome), self.ls.executor)
+                               lambda outcome: self.on_outcome(folder, outcome), folder.threads)
 
     def request(self, folder: Folder, delay_ms: int | None = None, why: str = "save") -> None:
         """A save, a change on disk or a command asks for a run of ``folder``."""
@@ -155,7 +158,7 @@ class Runs:
         """Analyse the configured bundle (no build, no harness), whatever the trust."""
         if folder.replayer is None:
             folder.replayer = Runner(lambda cancel: self._job(folder, cancel, False),
-                                     lambda outcome: self.on_outcome(folder, outcome), self.ls.executor)
+                                     lambda outcome: self.on_outcome(folder, outcome), folder.threads)
         folder.replayer.request(delay_ms)
 
     def cancel(self, folder: Folder) -> bool:
@@ -165,6 +168,12 @@ class Runs:
             if runner is not None:
                 had = runner.cancel() or had
         return had
+
+    def detach(self, folder: Folder) -> None:
+        """A folder leaves: its runs cancelled, its threads let go once they end."""
+        self.cancel(folder)
+        if folder.threads is not None:
+            folder.threads.shutdown(wait=False, cancel_futures=True)
 
     def _job(self, folder: Folder, cancel: threading.Event, profile: bool) -> Outcome:
         loop = self.ls.event_loop

@@ -46,7 +46,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
         self.init_options: dict[str, Any] = {}
         self.tracker = Tracker()
         self.stages = stages or Stages()
-        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-run")
+        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpa-server")   # short jobs; runs: runs.py
         self.runs = Runs(self)
         self.doctor: asyncio.Future | None = None     # gpa doctor's checks, run once (features/doctor.py)
         self._line_cache: dict[Path, list[str]] = {}
@@ -166,7 +166,7 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             return
         stop_observer(folder.observer)
         folder.observer = None
-        self.runs.cancel(folder)
+        self.runs.detach(folder)
         self.runs.end_progress(folder, "folder removed")
         if folder.worker is not None:
             folder.worker.stop()
