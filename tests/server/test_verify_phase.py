@@ -150,3 +150,43 @@ def test_a_second_save_reuses_the_verification(tmp_path):
     finally:
         runner.build_cubins = real
     assert built == [] and _strength(again.report).verification.status == "static"
+
+
+def test_a_verification_in_the_analysis_worker_stops_when_cancelled_and_cleans_up(tmp_path):
+    """The editor's path: the analysis and the verification run in the folder's worker process
+    (server/worker.py). A save while nvcc compiles a variant there: the worker is asked to stop, its
+    verification stops within the grace period (no scratch copy or process left) and the worker
+    stays for the next run."""
+    from gpa_lsp.server.worker import AnalysisWorker
+
+    folder = _project(tmp_path)
+    stages = _stages(folder, [])
+    stages.verify = None                                   # the real one, in the worker
+    cancel = threading.Event()
+    seen: list[str] = []
+
+    def save_while_building():
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not seen:
+            seen.extend(_scratch_processes())
+            time.sleep(0.01)
+        cancel.set()
+
+    threading.Thread(target=save_while_building, daemon=True).start()
+    worker = AnalysisWorker("hotspot_double")
+    worker.start()
+    scratch_before = set(Path(tempfile.gettempdir()).glob("gpa-verify-*"))
+    try:
+        start = time.monotonic()
+        out = execute(load(folder), trusted=True, cancel=cancel, cache=ResultCache(folder, home=tmp_path / "c"),
+                      stages=stages, worker=worker)
+        assert out.cancelled and out.report is None
+        assert seen, "nvcc was not running in a scratch copy of the worker when the save came"
+        assert time.monotonic() - start < 240
+        time.sleep(0.5)
+        assert _scratch_processes() == [], "a process of the cancelled verification survived"
+        assert set(Path(tempfile.gettempdir()).glob("gpa-verify-*")) <= scratch_before, \
+            "a scratch copy was left behind"
+        assert worker.alive(), "the verification did not stop within the grace period: the worker was killed"
+    finally:
+        worker.stop()
