@@ -6,13 +6,15 @@ bundle is input from another machine, and a damaged cubin can make nvdisasm spin
 folder whose analysis is stuck must not leave the others without results. Why a watchdog: the
 tools' own timeouts (``procs.tool_timeout``) bound nvdisasm, but not everything a worker can get
 stuck in; a request that outlives :func:`watchdog_s` has its worker killed, with every process
-it started, and is reported as an error of that folder. A cancelled run kills its worker the same
-way (the analysis cannot be interrupted from outside); the next request starts a fresh one.
+it started, and is reported as an error of that folder. A cancelled analysis kills its worker the
+same way (it cannot be interrupted from outside); a cancelled verification is asked to stop and
+given a few seconds to remove its scratch copies first. The next request starts a fresh worker.
+It also runs the verification phase and applyAndMeasure's comparison (:func:`_ops`).
 
 The worker is spawned (not forked: the server has threads) when its folder is added, at
 ``initialize``, and imports the analysis then (:func:`_serve`), so the first save does not wait
 for it and the server process itself never imports the advisor. It dies with the server
-(``procs.die_with_parent``), and ``server.terminate`` kills its tree.
+(``procs.die_with_parent``), and ``features.lifecycle.terminate`` kills its tree; a folder's worker ends with the folder.
 
 ``GPA_LSP_ANALYSIS_PROCESS=0`` analyses in the server process instead (debugging);
 ``GPA_LSP_WATCHDOG_S`` overrides the watchdog's limit.
@@ -177,7 +179,6 @@ class AnalysisWorker:
         self._lock = threading.Lock()          # one request at a time (a folder's run and replay)
         self._proc: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
-        self._ready = False
 
     @property
     def pid(self) -> int | None:
@@ -195,12 +196,12 @@ class AnalysisWorker:
         proc = ctx.Process(target=_serve, args=(child,), name=f"gpa-analysis {self.name}", daemon=True)
         proc.start()
         child.close()
-        self._proc, self._conn, self._ready = proc, parent, False
+        self._proc, self._conn = proc, parent
 
     def stop(self) -> None:
         """Kill the worker and every process it started (nvdisasm and what that started)."""
         proc, conn = self._proc, self._conn
-        self._proc, self._conn, self._ready = None, None, False
+        self._proc, self._conn = None, None
         if proc is None:
             return
         if proc.pid is not None and proc.is_alive():
@@ -283,8 +284,7 @@ class AnalysisWorker:
                     raise Cancelled() from None
                 raise GpaError(f"the analysis worker of {self.name} stopped unexpectedly (exit code {code})",
                                "save again to retry; if it persists, please report it with the server log") from None
-            if reply[0] == "ready":
-                self._ready = True
+            if reply[0] == "ready":        # it has imported the analysis
                 continue
             if reply[0] == "progress":
                 if stop_by is None:
