@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from ..cache import is_source
 from ..folder import uri_path
-from . import doctor
+from .doctor import tell_folder
 
 CONFIG_FILES = ("gpa.toml", "pyproject.toml")
 
@@ -39,7 +39,7 @@ def register(ls) -> None:
                 continue            # removed from the workspace meanwhile
             ls.recompute_config(folder)
             ls.publish(folder)
-            asyncio.ensure_future(doctor.tell_folder(ls, folder))   # trust or the collector may change its needs
+            asyncio.ensure_future(tell_folder(ls, folder))   # trust or the collector may change its needs
             if folder.analysis is None and folder.config.bundle_path and old.bundle_path != folder.config.bundle_path:
                 await ls.start_folder(folder)
 
