@@ -139,10 +139,15 @@ def instruction_successors(function: Function) -> dict[int, tuple[int, ...]]:
 
 
 def dominator_tree(graph: nx.DiGraph, entry: int) -> dict[int, int]:
-    """Immediate dominator of every block reachable from ``entry`` (the entry maps to itself)."""
+    """Immediate dominator of every block reachable from ``entry`` (the entry maps to itself).
+
+    networkx 3.5 and later leave the entry out of ``immediate_dominators``; without it a loop whose
+    header is the function's first block was not found (its back edge looked unreachable)."""
     if entry not in graph:
         return {}
-    return dict(nx.immediate_dominators(graph, entry))
+    idom = dict(nx.immediate_dominators(graph, entry))
+    idom[entry] = entry
+    return idom
 
 
 def _dominance(idom: dict[int, int], entry: int) -> dict[int, tuple[int, int]]:

@@ -81,3 +81,15 @@ def test_edges_and_successors(nested_program):
         assert e.src in starts
         if e.kind in ("fallthrough", "taken", "not_taken"):
             assert e.dst in starts
+
+
+def test_a_loop_headed_by_the_entry_block_is_found():
+    # networkx >= 3.5 leaves the entry out of immediate_dominators: dominator_tree puts it back
+    import networkx as nx
+
+    from gpa_lsp.sass import natural_loops
+    g = nx.DiGraph([(0, 16), (16, 0), (16, 32)])        # the entry block is the loop's header
+    assert dominator_tree(g, 0)[0] == 0
+    assert natural_loops(g, 0) == [(0, frozenset({0, 16}), (16,))]
+    g = nx.DiGraph([(0, 16), (16, 32), (32, 16), (32, 48)])
+    assert natural_loops(g, 0) == [(16, frozenset({16, 32}), (32,))]
