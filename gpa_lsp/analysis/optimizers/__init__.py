@@ -8,6 +8,7 @@ built-in ones.
 
 from __future__ import annotations
 
+from .atomic_privatization import AtomicPrivatization
 from .base import REGISTRY, Estimator, Match, Optimizer
 from .block_increase import BlockIncrease
 from .code_reordering import CodeReordering
@@ -29,7 +30,7 @@ from .warp_divergence import WarpDivergence
 
 REGISTRY[:] = [   # the built-in optimizers, in the order they run and tie
     RegisterReuse(), LocalArray(), StrengthReduction(), FunctionSplit(), FastMath(), WarpBalance(),
-    MemoryTransactionReduction(), GlobalMemoryCoalescing(), SharedMemoryBankConflicts(), LoopUnrolling(),
+    AtomicPrivatization(), MemoryTransactionReduction(), GlobalMemoryCoalescing(), SharedMemoryBankConflicts(), LoopUnrolling(),
     LoopNoUnroll(), CodeReordering(), FunctionInlining(), RestrictPointer(), WarpDivergence(),
     BlockIncrease(), ThreadIncrease(),
 ]

@@ -1,0 +1,264 @@
+"""Atomic Privatization: global atomics on few distinct counters, replaced by a per-block copy in
+shared memory (shared atomics) and one global atomic per counter and block.
+
+Mechanism (benchmarks/atomics, measured on the H100): a global ``atomicAdd`` whose result is unused
+compiles to ``REDG`` (``ATOMG`` when it is), fire-and-forget for the warp: the read-modify-write
+happens at the L2, and adds to one address are done one after another there. With few distinct
+counters the L2 serializes the grid's atomics: 2^24 adds took 12.3 ms on 1 counter, 4.3 ms on 256,
+1.4 ms on 1024 and 0.26 ms on 16384, against 0.04 ms for the same loop without atomics. On Hopper
+the SM's samples do not show this as a stall on the atomic: the REDs fill the LSU queue
+(``lg_throttle`` on the RED itself), the next load of the loop waits (``long_scoreboard``) because
+it queues behind them, and the kernel's exit waits for them (``drain``). So the match is the loop
+that issues the atomic, not the atomic's own samples: the samples of its innermost loop spent
+waiting on memory (long/short scoreboard, LG/MIO throttle), plus ``drain``.
+
+Contention -- how many distinct counters the atomic can hit -- comes from the SASS of its address
+(``distinct_addresses``): the index is a loaded byte (``LDG.U8``: 256 values), a loaded 16-bit
+value (65536), or masked with a constant (``LOP3.LUT ... 0xffc``: 2^popcount values), or every
+operand is uniform (1 counter); a per-thread index (thread or block id, a loop counter) is not
+contended and is not matched. Why the SASS and not ncu's counters: ncu reports the sectors per
+request of the RED (the distinct 32-byte sectors one warp hits), which says how a warp's lanes
+spread, not how many counters the whole grid shares; that is what the L2 serializes on.
+
+Estimate: Amdahl over the matched share ``f`` with the measured loop speedup
+``r(bins) = global_ms / private_ms`` of the microbenchmark at that number of counters
+(``gpa_lsp/data/atomics.json``, log-interpolated between measured levels):
+``1 / ((1 - f) + f / r)``; the range uses the neighbouring measured levels. The microbenchmark's
+loop reads a 4-byte key per atomic; a loop doing more work per atomic is less atomic-bound, which
+``f`` (only memory waits of the loop) approximates. Counters beyond 16384 (64 KB of shared memory
+per block) are not privatized. The fix is a rewrite, not a mechanical edit: the advice says what to
+write.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+
+from ..context import kernel_fact
+from .base import Match, Optimizer, reason_share
+
+GLOBAL_ATOMICS = frozenset({"REDG", "ATOMG", "RED", "ATOM"})
+# the GPA categories (profile/reasons.py) of the loop's waits on the memory system the atomics occupy:
+# long_scoreboard (memory_dependency), lg_throttle and drain (memory_throttle)
+MEMORY_WAITS = frozenset({"memory_dependency", "memory_throttle"})
+MAX_PRIVATE_BINS = 16384            # 64 KB of 4-byte counters per block: the largest level measured
+_UNIFORM = re.compile(r"^(UR\d+|URZ|RZ|PT|UPT|UP\d+)$")
+_REG = re.compile(r"\[(R\d+)(?:\.64)?")
+_IMMEDIATE = re.compile(r"^-?0x[0-9a-fA-F]+$|^-?\d+$")
+_DEPTH = 8
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    """The measured table: device name -> {"patterns": {pattern: [{bins, global_ms, private_ms, ratio}]}}."""
+    text = resources.files("gpa_lsp").joinpath("data/atomics.json").read_text()
+    return json.loads(text)["devices"]
+
+
+def levels(device_name: str, pattern: str = "random") -> list[dict]:
+    """Measured levels with a privatized time, by bins; the H100's when the device was not measured."""
+    devices = table()
+    dev = devices.get(device_name) or next(iter(devices.values()))
+    return [r for r in dev["patterns"][pattern] if "ratio" in r]
+
+
+def ratio(device_name: str, bins: int, pattern: str = "random") -> tuple[float, float, float] | None:
+    """(r, low, high): the privatized loop's speedup at ``bins`` counters, log-interpolated between
+    the measured levels, and the smaller and larger of the two levels around it (None beyond the
+    largest privatizable level)."""
+    rows = levels(device_name, pattern)
+    if bins > rows[-1]["bins"] or bins < 1:
+        return None
+    for lo, hi in zip(rows, rows[1:]):
+        if lo["bins"] <= bins <= hi["bins"]:
+            t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
+            r = math.exp((1 - t) * math.log(lo["ratio"]) + t * math.log(hi["ratio"]))
+            if bins == lo["bins"]:
+                r = lo["ratio"]
+            elif bins == hi["bins"]:
+                r = hi["ratio"]
+            return r, min(lo["ratio"], hi["ratio"], r), max(lo["ratio"], hi["ratio"], r)
+    r = rows[0]["ratio"]
+    return r, r, r
+
+
+def _defining(function, index: int, reg: str):
+    """The nearest instruction before ``index`` that writes ``reg`` (straight-line, backwards)."""
+    for k in range(index - 1, -1, -1):
+        ins = function.instructions[k]
+        if reg in ins.dsts:
+            return k, ins
+    return None, None
+
+
+def _bits(imm: str) -> int | None:
+    try:
+        return bin(int(imm, 0) & 0xFFFFFFFF).count("1")
+    except ValueError:
+        return None
+
+
+def _values(function, index: int, reg: str, seen: frozenset, depth: int) -> int | None:
+    """An upper bound on how many distinct values ``reg`` takes across the grid at instruction
+    ``index`` (None: per-thread or unknown)."""
+    if _UNIFORM.match(reg):
+        return 1
+    if depth > _DEPTH:
+        return None
+    k, ins = _defining(function, index, reg)
+    if ins is None or k in seen:
+        return None            # a loop-carried value (an induction) or a parameter in a register
+    op, mods = ins.base_opcode, ins.opcode.split(".")[1:]
+    if ins.memory is not None and ins.memory.load:
+        if ins.memory.space == "constant":
+            return 1
+        if "U8" in mods or "S8" in mods:
+            return 256
+        if "U16" in mods or "S16" in mods:
+            return 65536
+        return None            # a 32-bit loaded key: as many values as keys
+    if op in ("S2R", "CS2R"):
+        return None            # thread/block ids, clocks: per thread
+    if op == "S2UR":
+        return 1
+    if op == "LOP3" and len(ins.operands) >= 5 and ins.operands[4] == "0xc0":
+        # d = a & b: bounded by the constant mask's set bits
+        for operand in ins.operands[2:4]:
+            if _IMMEDIATE.match(operand):
+                bits = _bits(operand)
+                if bits is not None:
+                    return 2 ** bits
+    bound = 1
+    seen = seen | {k}
+    for src in sorted(ins.srcs):
+        if src.startswith(("P", "UP")) or src in ("PT", "UPT"):
+            continue
+        got = _values(function, k, src, seen, depth + 1)
+        if got is None:
+            return None
+        bound *= got
+        if bound > 1 << 32:
+            return None
+    return bound
+
+
+def distinct_addresses(function, index: int) -> int | None:
+    """How many distinct addresses the memory instruction at ``index`` can touch across the grid,
+    from its address computation; None when it depends on the thread (no contention) or is unknown."""
+    ins = function.instructions[index]
+    for operand in ins.operands:
+        m = _REG.search(operand)
+        if m:
+            reg = m.group(1)
+            regs = [reg]
+            if ".64" in operand:
+                regs.append(f"R{int(reg[1:]) + 1}")
+            # a 64-bit address written by one instruction (IMAD.WIDE) is one value, not a product
+            if len({_defining(function, index, r)[0] for r in regs}) == 1:
+                regs = regs[:1]
+            bound = 1
+            for r in regs:
+                got = _values(function, index, r, frozenset(), 0)
+                if got is None:
+                    return None
+                bound *= got
+            return bound
+    return None
+
+
+@kernel_fact
+def contended_atomics(ctx) -> list[tuple[int, int]]:
+    """(offset, distinct addresses) of every global atomic whose address takes at most
+    ``MAX_PRIVATE_BINS`` values, hottest loop first."""
+    out = []
+    for fb in ctx.blames:
+        fn = fb.function
+        for k, ins in enumerate(fn.instructions):
+            if ins.base_opcode not in GLOBAL_ATOMICS or ins.memory is None:
+                continue
+            if ins.memory.space not in ("global", "generic"):
+                continue
+            bins = distinct_addresses(fn, k)
+            if bins is not None and bins <= MAX_PRIVATE_BINS:
+                out.append((ins.offset, bins))
+    return out
+
+
+class AtomicPrivatization(Optimizer):
+    id = "atomic_privatization"
+    title = "Atomic Privatization"
+    suggestion = ("Global atomics on few counters serialize at the L2. Keep a per-block copy of the "
+                  "counters in shared memory (zero it, atomicAdd there, __syncthreads), then add each "
+                  "non-zero counter to global memory once per block.")
+    # the change removes the L2's atomic traffic and the LSU queue's REDs; the loads stay
+    keeps = ("dram",)
+    mlp_factor = None
+
+    def match(self, ctx) -> Match | None:
+        atomics = contended_atomics(ctx)
+        if not atomics:
+            return None
+        members: set[int] = set()
+        for off, _ in atomics:
+            lp = ctx.loop_of(off)
+            fn = ctx.site(off).function
+            members |= {fn.instructions[i].offset for i in lp.instructions} if lp is not None else {off}
+        edges = []
+        for e in ctx.edges_where(reasons=MEMORY_WAITS):
+            if e.use in members:
+                edges.append(e)
+            elif e.reason == "memory_throttle":
+                # outside the loop: only the exit's wait for the REDs still in flight
+                w = reason_share(ctx.pcs.get(e.use), "drain", ("lg_throttle", "drain", "tex_throttle"))
+                if w > 0:
+                    edges.append(e._replace(stall=e.stall * w, latency=e.latency * w))
+        if not edges:
+            return None
+        # the most contended atomic prices the change (fewest counters: the largest measured gain
+        # of the loops matched is the one the samples are dominated by in practice)
+        off, bins = min(atomics, key=lambda a: a[1])
+        return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
+                     data={"atomic": off, "bins": bins})
+
+    def _amdahl(self, ctx, match: Match, r: float) -> float:
+        f = match.samples / ctx.total if ctx.total else 0.0
+        f = min(max(f, 0.0), 1.0)
+        return 1.0 / ((1.0 - f) + f / r)
+
+    def estimate(self, ctx, match: Match) -> float:
+        got = ratio(ctx.device.name, match.data["bins"])
+        return 1.0 if got is None else self._amdahl(ctx, match, got[0])
+
+    def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
+        got = ratio(ctx.device.name, match.data["bins"])
+        if got is None:
+            return None
+        _, low, high = got
+        return min(self._amdahl(ctx, match, low), point), max(self._amdahl(ctx, match, high), point)
+
+    def explained_throttle(self, ctx) -> dict[int, float]:
+        """The LSU-queue throttle on the global atomics themselves: privatized, they leave the queue."""
+        out: dict[int, float] = {}
+        for off, _ in contended_atomics(ctx):
+            pc = ctx.pcs.get(off)
+            if pc is not None:
+                n = pc.stall_dict().get("lg_throttle", 0)
+                if n:
+                    out[off] = float(n)
+        return out
+
+    def describe(self, ctx, match: Match) -> str:
+        bins = match.data["bins"]
+        site = ctx.site(match.data["atomic"])
+        op = site.instruction.opcode if site is not None else "the atomic"
+        counters = "one counter" if bins == 1 else f"at most {bins} distinct counters"
+        return (f"{op} adds to {counters} in global memory (its address, in the SASS), so the L2 "
+                f"performs the grid's atomics one after another per counter; the loop waits behind "
+                f"them. Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "
+                f"there, __syncthreads), then add each non-zero counter to global memory once per "
+                f"block. Measured on the H100 (benchmarks/atomics) at {bins} counters: the "
+                f"privatized loop is {ratio(ctx.device.name, bins)[0]:.0f}x faster.")
