@@ -39,7 +39,7 @@ OPTIMIZERS = {
     "register_reuse", "local_array", "strength_reduction", "function_split", "fast_math", "warp_balance",
     "memory_transaction_reduction", "global_memory_coalescing", "shared_memory_bank_conflicts", "loop_unrolling",
     "loop_no_unroll", "code_reordering", "function_inlining", "restrict_pointer", "warp_divergence",
-    "block_increase", "thread_increase",
+    "block_increase", "thread_increase", "atomic_privatization",
 }
 
 # Every setting that names a command or a path (the brief's rule), without the "gpa." prefix.

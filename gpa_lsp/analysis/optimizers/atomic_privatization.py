@@ -2,7 +2,7 @@
 shared memory (shared atomics) and one global atomic per counter and block.
 
 Mechanism (benchmarks/atomics, measured on the H100): a global ``atomicAdd`` whose result is unused
-compiles to ``REDG`` (``ATOMG`` when it is), fire-and-forget for the warp: the read-modify-write
+compiles to ``REDG``, fire-and-forget for the warp: the read-modify-write
 happens at the L2, and adds to one address are done one after another there. With few distinct
 counters the L2 serializes the grid's atomics: 2^24 adds took 12.3 ms on 1 counter, 4.3 ms on 256,
 1.4 ms on 1024 and 0.26 ms on 16384, against 0.04 ms for the same loop without atomics. On Hopper
@@ -16,7 +16,9 @@ Contention -- how many distinct counters the atomic can hit -- comes from the SA
 (``distinct_addresses``): the index is a loaded byte (``LDG.U8``: 256 values), a loaded 16-bit
 value (65536), or masked with a constant (``LOP3.LUT ... 0xffc``: 2^popcount values), or every
 operand is uniform (1 counter); a per-thread index (thread or block id, a loop counter) is not
-contended and is not matched. Why the SASS and not ncu's counters: ncu reports the sectors per
+contended and is not matched. Only reductions (``RED``: the old value unused) are matched: an
+``ATOM`` whose result is used hands out slots (a BFS frontier's tail), which a per-block copy does
+not replace. Why the SASS and not ncu's counters: ncu reports the sectors per
 request of the RED (the distinct 32-byte sectors one warp hits), which says how a warp's lanes
 spread, not how many counters the whole grid shares; that is what the L2 serializes on.
 
@@ -40,8 +42,12 @@ from importlib import resources
 
 from ..context import kernel_fact
 from .base import Match, Optimizer, reason_share
+from .shared import lg_share, queue_edges
 
-GLOBAL_ATOMICS = frozenset({"REDG", "ATOMG", "RED", "ATOM"})
+# reductions: atomics whose old value is unused (nvcc emits RED then). An ATOM whose result is used
+# hands out slots (a queue's tail, a ticket): a per-block copy does not replace it (that change is a
+# block-wide scan and one atomic per block, another optimization)
+GLOBAL_REDUCTIONS = frozenset({"REDG", "RED"})
 # the GPA categories (profile/reasons.py) of the loop's waits on the memory system the atomics occupy:
 # long_scoreboard (memory_dependency), lg_throttle and drain (memory_throttle)
 MEMORY_WAITS = frozenset({"memory_dependency", "memory_throttle"})
@@ -178,7 +184,7 @@ def contended_atomics(ctx) -> list[tuple[int, int]]:
     for fb in ctx.blames:
         fn = fb.function
         for k, ins in enumerate(fn.instructions):
-            if ins.base_opcode not in GLOBAL_ATOMICS or ins.memory is None:
+            if ins.base_opcode not in GLOBAL_REDUCTIONS or ins.memory is None:
                 continue
             if ins.memory.space not in ("global", "generic"):
                 continue
@@ -241,14 +247,32 @@ class AtomicPrivatization(Optimizer):
         return min(self._amdahl(ctx, match, low), point), max(self._amdahl(ctx, match, high), point)
 
     def explained_throttle(self, ctx) -> dict[int, float]:
-        """The LSU-queue throttle on the global atomics themselves: privatized, they leave the queue."""
+        """The LSU-queue throttle on the global atomics themselves (privatized, they leave the queue)
+        and theirs of the LG queue's throttle on the loads (``shared.queue_edges``), and the exit's ``drain`` in the share of the kernel's global writes that are these atomics
+        (the exit waits for the REDs still in flight)."""
+        atomics = contended_atomics(ctx)
+        if not atomics:
+            return {}
         out: dict[int, float] = {}
-        for off, _ in contended_atomics(ctx):
+        for off, _ in atomics:
             pc = ctx.pcs.get(off)
             if pc is not None:
                 n = pc.stall_dict().get("lg_throttle", 0)
                 if n:
                     out[off] = float(n)
+        # the LG queue's throttle on the other LG instructions, in the atomics' share of its entries
+        members = frozenset(off for off, _ in atomics)
+        for e in queue_edges(ctx, members, lg_share(ctx, members)):
+            out[e.use] = out.get(e.use, 0.0) + e.stall
+        writes = [site.instruction.offset for fb in ctx.blames
+                  for site in map(ctx.site, (i.offset for i in fb.function.instructions))
+                  if site is not None and site.instruction.memory is not None
+                  and site.instruction.memory.global_write]
+        share = len(atomics) / len(writes) if writes else 0.0
+        for off, pc in ctx.pcs.items():
+            n = pc.stall_dict().get("drain", 0)
+            if n and share > 0:
+                out[off] = out.get(off, 0.0) + n * share
         return out
 
     def describe(self, ctx, match: Match) -> str:
