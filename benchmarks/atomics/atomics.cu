@@ -12,7 +12,9 @@
 //   random   each key uniform in [0, bins): a warp's 32 lanes hit min(32, bins)-ish counters
 //   warp     the 32 lanes of a warp share one key (uniform per warp): the same grid-wide spread, one
 //            address per warp instruction
-// Prints one JSON line per (kernel, pattern, bins): median of 20 timed launches after a warm-up,
+// The same with 2-byte and 1-byte keys (random pattern): the loop reads fewer bytes per atomic, so its
+// floor (the stream kernel) is lower; the atomics are the same.
+// Prints one JSON line per (kernel, pattern, bins, key bytes): median of 20 timed launches after a warm-up,
 // and the atomics per ns it amounts to.
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -24,21 +26,24 @@
 constexpr int kN = 1 << 24;
 constexpr int kGrid = 2048, kBlock = 256;
 
-__global__ void fill_keys(unsigned* keys, int n, unsigned bins, int warp_uniform) {
+template <class K>
+__global__ void fill_keys(K* keys, int n, unsigned bins, int warp_uniform) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     unsigned x = warp_uniform ? unsigned(i / 32) : unsigned(i);
     x = x * 2654435761u + 0x9e3779b9u;       // a multiplicative hash, then xorshift: a spread of keys
     x ^= x >> 15; x *= 2246822519u; x ^= x >> 13;
-    keys[i] = x % bins;
+    keys[i] = K(x % bins);
   }
 }
 
-__global__ void global_hist(const unsigned* keys, unsigned* hist, int n) {
+template <class K>
+__global__ void global_hist(const K* keys, unsigned* hist, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     atomicAdd(&hist[keys[i]], 1u);
 }
 
-__global__ void private_hist(const unsigned* keys, unsigned* hist, int n, int bins) {
+template <class K>
+__global__ void private_hist(const K* keys, unsigned* hist, int n, int bins) {
   extern __shared__ unsigned local[];
   for (int b = threadIdx.x; b < bins; b += blockDim.x) local[b] = 0;
   __syncthreads();
@@ -49,7 +54,8 @@ __global__ void private_hist(const unsigned* keys, unsigned* hist, int n, int bi
     if (local[b]) atomicAdd(&hist[b], local[b]);
 }
 
-__global__ void stream_keys(const unsigned* keys, unsigned* out, int n) {
+template <class K>
+__global__ void stream_keys(const K* keys, unsigned* out, int n) {
   unsigned s = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) s += keys[i];
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
@@ -78,11 +84,51 @@ static float median_ms(F launch, int runs = 20) {
   return t[t.size() / 2];
 }
 
-static void line(const char* kernel, const char* pattern, long bins, float ms) {
-  std::printf("{\"kernel\": \"%s\", \"pattern\": \"%s\", \"bins\": %ld, \"n\": %d, \"grid\": %d, \"block\": %d, "
-              "\"ms\": %.5f, \"atomics_per_ns\": %.4f}\n", kernel, pattern, bins, kN, kGrid, kBlock, ms,
-              kN / (ms * 1e6));
+static void line(const char* kernel, const char* pattern, long bins, int key_bytes, float ms) {
+  std::printf("{\"kernel\": \"%s\", \"pattern\": \"%s\", \"bins\": %ld, \"key_bytes\": %d, \"n\": %d, \"grid\": %d, "
+              "\"block\": %d, \"ms\": %.5f, \"atomics_per_ns\": %.4f}\n", kernel, pattern, bins, key_bytes, kN, kGrid,
+              kBlock, ms, kN / (ms * 1e6));
   std::fflush(stdout);
+}
+
+static bool counts_ok(const unsigned* hist, long bins, const char* what) {
+  std::vector<unsigned> h(bins);
+  if (cudaMemcpy(h.data(), hist, sizeof(unsigned) * bins, cudaMemcpyDeviceToHost) != cudaSuccess) return false;
+  unsigned long long sum = 0;
+  for (unsigned v : h) sum += v;
+  if (sum != (unsigned long long)kN) std::fprintf(stderr, "%s counts sum to %llu\n", what, sum);
+  return sum == (unsigned long long)kN;
+}
+
+// every kernel at each level of `levels` (global always, private up to 16384 counters, stream once)
+template <class K>
+static int sweep(K* keys, unsigned* hist, unsigned* out, const long* levels, int nlevels, int patterns) {
+  const char* names[] = {"random", "warp"};
+  const int kb = int(sizeof(K));
+  CK(cudaFuncSetAttribute(private_hist<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, 16384 * 4));
+  for (int p = 0; p < patterns; ++p) {
+    for (int l = 0; l < nlevels; ++l) {
+      const long bins = levels[l];
+      fill_keys<K><<<kGrid, kBlock>>>(keys, kN, unsigned(bins), p);
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemset(hist, 0, sizeof(unsigned) * bins));
+      global_hist<K><<<kGrid, kBlock>>>(keys, hist, kN);   // one checked launch: counts sum to n
+      CK(cudaDeviceSynchronize());
+      if (!counts_ok(hist, bins, "global")) return 1;
+      line("global", names[p], bins, kb, median_ms([&] { global_hist<K><<<kGrid, kBlock>>>(keys, hist, kN); }));
+      if (bins <= 16384) {
+        const size_t smem = sizeof(unsigned) * bins;
+        CK(cudaMemset(hist, 0, sizeof(unsigned) * bins));
+        private_hist<K><<<kGrid, kBlock, smem>>>(keys, hist, kN, int(bins));
+        CK(cudaDeviceSynchronize());
+        if (!counts_ok(hist, bins, "private")) return 1;
+        line("private", names[p], bins, kb,
+             median_ms([&] { private_hist<K><<<kGrid, kBlock, smem>>>(keys, hist, kN, int(bins)); }));
+      }
+      if (l == 0) line("stream", names[p], 0, kb, median_ms([&] { stream_keys<K><<<kGrid, kBlock>>>(keys, out, kN); }));
+    }
+  }
+  return 0;
 }
 
 int main() {
@@ -90,38 +136,14 @@ int main() {
   CK(cudaMalloc(&keys, sizeof(unsigned) * kN));
   CK(cudaMalloc(&hist, sizeof(unsigned) * kN));
   CK(cudaMalloc(&out, sizeof(unsigned) * kGrid * kBlock));
-  CK(cudaFuncSetAttribute(private_hist, cudaFuncAttributeMaxDynamicSharedMemorySize, 16384 * 4));
   const long levels[] = {1, 8, 32, 256, 1024, 4096, 16384, 1 << 20, 1 << 24};
-  const char* patterns[] = {"random", "warp"};
-  for (int p = 0; p < 2; ++p) {
-    for (long bins : levels) {
-      fill_keys<<<kGrid, kBlock>>>(keys, kN, unsigned(bins), p);
-      CK(cudaDeviceSynchronize());
-      CK(cudaMemset(hist, 0, sizeof(unsigned) * bins));
-      // a check of the global kernel's counts on one launch: they must sum to n
-      global_hist<<<kGrid, kBlock>>>(keys, hist, kN);
-      CK(cudaDeviceSynchronize());
-      std::vector<unsigned> h(bins);
-      CK(cudaMemcpy(h.data(), hist, sizeof(unsigned) * bins, cudaMemcpyDeviceToHost));
-      unsigned long long sum = 0;
-      for (unsigned v : h) sum += v;
-      if (sum != (unsigned long long)kN) { std::fprintf(stderr, "global counts sum to %llu\n", sum); return 1; }
-      line("global", patterns[p], bins, median_ms([&] { global_hist<<<kGrid, kBlock>>>(keys, hist, kN); }));
-      if (bins <= 16384) {
-        const size_t smem = sizeof(unsigned) * bins;
-        CK(cudaMemset(hist, 0, sizeof(unsigned) * bins));
-        private_hist<<<kGrid, kBlock, smem>>>(keys, hist, kN, int(bins));
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(h.data(), hist, sizeof(unsigned) * bins, cudaMemcpyDeviceToHost));
-        sum = 0;
-        for (unsigned v : h) sum += v;
-        if (sum != (unsigned long long)kN) { std::fprintf(stderr, "private counts sum to %llu\n", sum); return 1; }
-        line("private", patterns[p], bins,
-             median_ms([&] { private_hist<<<kGrid, kBlock, smem>>>(keys, hist, kN, int(bins)); }));
-      }
-      if (bins == 1) line("stream", patterns[p], 0, median_ms([&] { stream_keys<<<kGrid, kBlock>>>(keys, out, kN); }));
-    }
-  }
+  const long levels16[] = {1, 8, 32, 256, 1024, 4096, 16384};
+  const long levels8[] = {1, 8, 32, 256};
+  // 4-byte keys, both patterns; then the same loop over 2- and 1-byte keys (random): the floor (the
+  // bytes the loop reads per atomic) changes, the atomics do not
+  if (sweep<unsigned>(keys, hist, out, levels, 9, 2)) return 1;
+  if (sweep<unsigned short>(reinterpret_cast<unsigned short*>(keys), hist, out, levels16, 7, 1)) return 1;
+  if (sweep<unsigned char>(reinterpret_cast<unsigned char*>(keys), hist, out, levels8, 4, 1)) return 1;
   CK(cudaGetLastError());
   return 0;
 }

@@ -108,11 +108,14 @@ def _bits(imm: str) -> int | None:
         return None
 
 
-def _values(function, index: int, reg: str, seen: frozenset, depth: int) -> int | None:
-    """An upper bound on how many distinct values ``reg`` takes across the grid at instruction
-    ``index`` (None: per-thread or unknown)."""
+def _leaves(function, index: int, reg: str, seen: frozenset, depth: int) -> dict[int, int] | None:
+    """What ``reg`` at instruction ``index`` is computed from: {index of a bounding def: how many
+    values it takes} (a loaded byte: 256, a constant mask: 2^bits); {} when it is uniform (the same
+    for every thread); None when it depends on the thread or on a 32-bit loaded value. Keyed by the
+    bounding def so that two operands computed from the same value (a 64-bit pair, a sign and a
+    quotient) count it once."""
     if _UNIFORM.match(reg):
-        return 1
+        return {}
     if depth > _DEPTH:
         return None
     k, ins = _defining(function, index, reg)
@@ -121,35 +124,33 @@ def _values(function, index: int, reg: str, seen: frozenset, depth: int) -> int 
     op, mods = ins.base_opcode, ins.opcode.split(".")[1:]
     if ins.memory is not None and ins.memory.load:
         if ins.memory.space == "constant":
-            return 1
+            return {}
         if "U8" in mods or "S8" in mods:
-            return 256
+            return {k: 256}
         if "U16" in mods or "S16" in mods:
-            return 65536
+            return {k: 65536}
         return None            # a 32-bit loaded key: as many values as keys
     if op in ("S2R", "CS2R"):
         return None            # thread/block ids, clocks: per thread
     if op == "S2UR":
-        return 1
+        return {}
     if op == "LOP3" and len(ins.operands) >= 5 and ins.operands[4] == "0xc0":
         # d = a & b: bounded by the constant mask's set bits
         for operand in ins.operands[2:4]:
             if _IMMEDIATE.match(operand):
                 bits = _bits(operand)
                 if bits is not None:
-                    return 2 ** bits
-    bound = 1
+                    return {k: 2 ** bits}
+    out: dict[int, int] = {}
     seen = seen | {k}
     for src in sorted(ins.srcs):
         if src.startswith(("P", "UP")) or src in ("PT", "UPT"):
             continue
-        got = _values(function, k, src, seen, depth + 1)
+        got = _leaves(function, k, src, seen, depth + 1)
         if got is None:
             return None
-        bound *= got
-        if bound > 1 << 32:
-            return None
-    return bound
+        out.update(got)
+    return out
 
 
 def distinct_addresses(function, index: int) -> int | None:
@@ -160,19 +161,14 @@ def distinct_addresses(function, index: int) -> int | None:
         m = _REG.search(operand)
         if m:
             reg = m.group(1)
-            regs = [reg]
-            if ".64" in operand:
-                regs.append(f"R{int(reg[1:]) + 1}")
-            # a 64-bit address written by one instruction (IMAD.WIDE) is one value, not a product
-            if len({_defining(function, index, r)[0] for r in regs}) == 1:
-                regs = regs[:1]
-            bound = 1
+            regs = [reg] + ([f"R{int(reg[1:]) + 1}"] if ".64" in operand else [])
+            leaves: dict[int, int] = {}
             for r in regs:
-                got = _values(function, index, r, frozenset(), 0)
+                got = _leaves(function, index, r, frozenset(), 0)
                 if got is None:
                     return None
-                bound *= got
-            return bound
+                leaves.update(got)
+            return math.prod(leaves.values())
     return None
 
 
