@@ -10,13 +10,12 @@ from __future__ import annotations
 import pytest
 
 from gpa_lsp.analysis.optimizers.fast_math import math_calls
-from gpa_lsp.analysis.optimizers.shared import is_local, is_spill
-from gpa_lsp.analysis.optimizers.restrict_pointer import reloads
 from gpa_lsp.analysis.optimizers.shared_memory_bank_conflicts import conflict_share
 from gpa_lsp.analysis.optimizers.strength_reduction import is_division_core
 from gpa_lsp.analysis.sources import loops_around, source_loops
 from gpa_lsp.profile.model import PCStats
 from gpa_lsp.sass import load_program
+from gpa_lsp.sass.patterns import is_local, is_spill, reloads
 
 SPILLS = r"""
 __global__ void __launch_bounds__(256, 8) spill(const float* x, float* out, int n) {

@@ -20,20 +20,20 @@ from __future__ import annotations
 
 from ...sass.opcodes import PLAIN_BRANCHES
 from .base import Match, Optimizer
-from .shared import SpillFacts, is_local, is_spill, local_cost
+from ...sass.patterns import is_local, is_spill
+from .shared import local_cost
 
 
 
 def _control(ctx) -> frozenset[int]:
     """Offsets of the branch and predicate-compare instructions of loops holding a local-array access."""
     out: set[int] = set()
-    facts = SpillFacts()
     for fb in ctx.blames:
         fn = fb.function
         ins = fn.instructions
         for lp in ctx.loops.get(fn.name, ()):
             body = sorted(lp.instructions)
-            if not any(is_local(ins[k]) and not is_spill(ins[k], fn, facts) for k in body):
+            if not any(is_local(ins[k]) and not is_spill(ins[k], fn) for k in body):
                 continue
             preds: set[str] = set()
             for k in body:

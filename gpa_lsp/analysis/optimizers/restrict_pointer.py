@@ -40,61 +40,16 @@ from ..blame import BlameEdge
 from ..context import kernel_fact
 from ..model import Fix
 from ...profile.demangle import unqualified_name
-from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS, REGION_ENDS
-from ...sass.operands import memory_operand
+from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS
+from ...sass.patterns import reloads
 from ..sources import body_range, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Estimator, Match, Optimizer, hottest, match_edges
 from .shared import lg_share, queue_edges
 
-_ADDRESS = re.compile(r"\[[^\[\]]*\]\s*$")
-_REG = re.compile(r"\b(U?R\d+)\b")
-
-
-def reloads(function) -> set[int]:
-    """Offsets of global loads that re-read an address already loaded before an intervening store."""
-    out: set[int] = set()
-    for blk_start, blk_end in _blocks(function):
-        version: dict[str, int] = {}
-        seen: dict[tuple, bool] = {}     # address key -> a store happened since it was loaded
-        for ins in function.instructions[blk_start:blk_end]:
-            m = ins.memory
-            if m is not None and m.load and not m.store and m.space in ("global", "generic"):
-                found = _ADDRESS.search(memory_operand(ins.operands) or "")
-                if found is not None:
-                    text = found.group(0)
-                    regs = tuple((r, version.get(r, 0)) for r in _REG.findall(text))
-                    key = (text.replace(" ", ""), regs, ins.opcode)
-                    if seen.get(key):
-                        out.add(ins.offset)
-                    seen[key] = False
-            elif m is not None and m.global_write:
-                for k in seen:
-                    seen[k] = True
-            for r in ins.dsts:
-                version[r] = version.get(r, 0) + 1
-    return out
-
-
-def _blocks(function):
-    """(first, last) instruction index ranges of straight-line runs (split at branches and their targets)."""
-    ins = function.instructions
-    targets = {i.branch_target for i in ins if i.branch_target is not None}
-    start = 0
-    for k, i in enumerate(ins):
-        if i.offset in targets and k > start:
-            yield start, k
-            start = k
-        if i.base_opcode in REGION_ENDS:
-            yield start, k + 1
-            start = k + 1
-    if start < len(ins):
-        yield start, len(ins)
-
-
 @kernel_fact
 def kernel_reloads(ctx) -> set[int]:
-    """Offsets of the reloads (``reloads``) in every function of the kernel."""
+    """Offsets of the reloads (``sass.patterns.reloads``) in every function of the kernel."""
     found: set[int] = set()
     for fb in ctx.blames:
         found |= reloads(fb.function)

@@ -13,12 +13,7 @@ about; the optimizer that uses it alone keeps it in its own file.
 * Sectors: the excess of an uncoalesced access and the ``drain`` samples its stores cause
   (Global Memory Coalescing claims them, Memory Transaction Reduction leaves them out).
 * Local accesses: spills (Register Reuse) or a local array (Local Array), and every sample a class
-  of them costs. Which local accesses are spills: nvdisasm (CUDA 12+) annotates them with
-``(*"SpillRefill"*)``. When a function has no annotation at all (older tools),
-a load from the stack frame at a constant offset (``LDL [R1+0x10]``) is taken
-as a refill, and a store as a spill only when such a refill reads its slot: a
-local array filled at constant offsets and read with a computed index
-(``STL [R1]`` ... ``LDL [R5]``) is Local Array's, not a spill.
+  of them costs. Which local accesses are spills: ``sass.patterns.is_spill``.
 * The CUDA math library's code (Fast Math; Function Inlining leaves it alone).
 * Instruction fetch: the estimate of Loop No-Unroll and Function Split.
 * The launch's block size (Thread Increase, Block Increase).
@@ -29,7 +24,8 @@ from __future__ import annotations
 import re
 
 from ...profile.demangle import unqualified_name
-from ...sass.opcodes import GLOBAL_WRITES, LOCAL_LOADS, LOCAL_MEMORY
+from ...sass.opcodes import GLOBAL_WRITES
+from ...sass.patterns import is_local, is_spill
 from ..blame import BlameEdge
 from ..context import kernel_fact
 from ..deletion import vanishing_edges
@@ -124,96 +120,15 @@ def drain_edges(ctx) -> list[BlameEdge]:
 
 
 # --- local accesses: spills and local arrays -------------------------------------------------
-_STACK = re.compile(r"\[\s*R1\s*(?:\+\s*(?:0x[0-9a-fA-F]+|\d+)\s*)?\]")
-_ANNOTATION = re.compile(r"\(\*.*?\*\)")
-SPILL_MARK = "SpillRefill"
-
-
-def _clean(op: str) -> str:
-    return _ANNOTATION.sub("", op).strip()
-
-
-def _function_annotated(function) -> bool:
-    return any(SPILL_MARK in (i.text or "") or any(SPILL_MARK in o for o in i.operands)
-               for i in function.instructions)
-
-
-def _frame_slot(ins) -> str | None:
-    for op in ins.operands:
-        op = _clean(op)
-        if op.startswith("[") and _STACK.fullmatch(op):
-            return op.replace(" ", "")
-    return None
-
-
-def _refilled_slots(function) -> frozenset:
-    return frozenset(s for i in function.instructions
-                     if is_local(i) and _is_load(i) and (s := _frame_slot(i)) is not None)
-
-
-class SpillFacts:
-    """What :func:`is_spill` needs to know of a whole function, computed once per function for
-    whoever holds this object (one kernel's analysis): does nvdisasm annotate its spills, and which
-    stack-frame slots does it reload."""
-
-    def __init__(self) -> None:
-        self._annotated: dict[int, tuple] = {}
-        self._refilled: dict[int, tuple] = {}
-
-    @staticmethod
-    def _cached(cache: dict, function, compute):
-        # keyed by identity; the function is kept with its value, so its id cannot be reused
-        got = cache.get(id(function))
-        if got is None or got[0] is not function:
-            got = cache[id(function)] = (function, compute(function))
-        return got[1]
-
-    def annotated(self, function) -> bool:
-        return self._cached(self._annotated, function, _function_annotated)
-
-    def refilled(self, function) -> frozenset:
-        return self._cached(self._refilled, function, _refilled_slots)
-
-
-def _is_load(ins) -> bool:
-    return ins.memory.load if ins.memory is not None else ins.base_opcode in LOCAL_LOADS
-
-
-def is_local(ins) -> bool:
-    if ins.memory is not None:
-        return ins.memory.space == "local"
-    return ins.base_opcode in LOCAL_MEMORY
-
-
-def is_spill(ins, function=None, facts: SpillFacts | None = None) -> bool:
-    """A register spill or refill: annotated by nvdisasm, else a constant stack-frame offset.
-    ``facts``: the per-function facts of the caller's analysis (one is made for this call without)."""
-    if not is_local(ins):
-        return False
-    text = (ins.text or "") + " ".join(ins.operands)
-    if SPILL_MARK in text:
-        return True
-    if function is None:
-        return _frame_slot(ins) is not None
-    facts = facts if facts is not None else SpillFacts()
-    if facts.annotated(function):
-        return False   # the tool annotates spills; this local access is not one
-    slot = _frame_slot(ins)
-    if slot is None:
-        return False
-    return _is_load(ins) or slot in facts.refilled(function)
-
-
 @kernel_fact
 def local_kinds(ctx) -> dict[int, str]:
     """Offset -> ``"spill"`` or ``"array"`` for every local access of the kernel's functions."""
-    facts = SpillFacts()
     out: dict[int, str] = {}
     for fb in ctx.blames:
         for i in fb.function.instructions:
             site = ctx.site(i.offset)
             if i.offset not in out and site is not None and is_local(site.instruction):
-                out[i.offset] = "spill" if is_spill(site.instruction, site.function, facts) else "array"
+                out[i.offset] = "spill" if is_spill(site.instruction, site.function) else "array"
     return out
 
 

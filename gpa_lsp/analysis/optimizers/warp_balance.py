@@ -37,8 +37,9 @@ before them.
 
 from __future__ import annotations
 
-from ...sass.opcodes import GLOBAL_LOADS, PLAIN_STORES, SHARED_LOADS, SHARED_STORES, WAIT_BARRIERS
+from ...sass.opcodes import SHARED_LOADS, SHARED_STORES, WAIT_BARRIERS
 from ...sass.operands import address_registers, memory_operand
+from ...sass.patterns import last_barriers, latency_barriers, round_trips
 from ..context import kernel_fact
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer
@@ -50,26 +51,11 @@ def _by_name(function) -> str:
     return function.name
 
 
-@kernel_fact(key=_by_name)
-def _last_barriers(ctx, function) -> tuple[int, ...]:
-    """Per instruction index, the offset of the nearest barrier at or before it (-1: none).
-
-    One pass per function, a fact of the kernel: the match asks for every synchronization
-    edge, and a backwards scan per edge was quadratic on large unrolled kernels.
-    """
-    out, last = [], -1
-    for i in function.instructions:
-        if i.base_opcode in WAIT_BARRIERS:
-            last = i.offset
-        out.append(last)
-    return tuple(out)
-
-
 def _barrier_before(ctx, offset: int) -> int:
     site = ctx.site(offset)
     if site is None:
         return offset
-    found = _last_barriers(ctx, site.function)[site.index]
+    found = last_barriers(site.function)[site.index]
     return offset if found < 0 else found
 
 
@@ -92,67 +78,6 @@ def _in_place_combine(ins, k: int) -> bool:
                 continue
             feeding |= set(i.srcs)
     return False
-
-
-@kernel_fact(key=_by_name)
-def _stored_back(ctx, function) -> frozenset[int]:
-    """Indices of global loads that read an address the function stored before (same address
-    operand, its registers not redefined in between): a round trip through global memory."""
-    ins = function.instructions
-    stored: dict[str, set[str]] = {}     # address text -> its registers
-    out: set[int] = set()
-    for k, i in enumerate(ins):
-        if i.dsts:
-            stored = {a: regs for a, regs in stored.items() if not (regs & i.dsts)}
-        addr = memory_operand(i.operands)
-        if addr is None:
-            continue
-        if i.base_opcode in ("STG", "ST"):
-            stored[addr] = set(address_registers(addr))
-        elif i.base_opcode in GLOBAL_LOADS and addr in stored:
-            out.add(k)
-    return frozenset(out)
-
-
-@kernel_fact(key=_by_name)
-def round_trips(ctx, function) -> frozenset[int]:
-    """Offsets of the global loads that read back what the function stored (``_stored_back``)
-    after a barrier: values passed between the block's threads through global memory."""
-    ins = function.instructions
-    bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
-    return frozenset(ins[k].offset for k in _stored_back(ctx, function) if any(b < k for b in bars))
-
-
-@kernel_fact(key=_by_name)
-def latency_barriers(ctx, function) -> frozenset[int]:
-    """Offsets of barriers whose waits are a global load's latency (see the module doc): the code
-    since the previous barrier stores a value it loaded from global memory, not loaded back from
-    an address the function stored itself."""
-    ins = function.instructions
-    round_trip = _stored_back(ctx, function)
-    out: set[int] = set()
-    start = 0
-    for b, bar in enumerate(ins):
-        if bar.base_opcode not in WAIT_BARRIERS:
-            continue
-        loaded: dict[str, bool] = {}     # register -> defined by a global load (True: a round trip)
-        publishes = False
-        for k in range(start, b):
-            i = ins[k]
-            if i.base_opcode in PLAIN_STORES and i.memory is not None and not i.memory.load:
-                addr = address_registers(memory_operand(i.operands))
-                data = [r for r in i.srcs if r not in addr]
-                if any(loaded.get(r) is False for r in data):
-                    publishes = True
-            for r in i.dsts:
-                loaded.pop(r, None)
-            if i.base_opcode in GLOBAL_LOADS:
-                for r in i.dsts:
-                    loaded[r] = k in round_trip
-        if publishes:
-            out.add(bar.offset)
-        start = b + 1
-    return frozenset(out)
 
 
 @kernel_fact(key=_by_name)
@@ -191,8 +116,8 @@ class WarpBalance(Optimizer):
         waits_on_loads: set[int] = set()
         for fb in ctx.blames:
             tree |= shared_tree(ctx, fb.function)
-            tree |= round_trips(ctx, fb.function)
-            waits_on_loads |= latency_barriers(ctx, fb.function)
+            tree |= round_trips(fb.function)
+            waits_on_loads |= latency_barriers(fb.function)
         out = [m for m in (e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync)
                if m.def_ not in waits_on_loads]
         if not out and not tree:
