@@ -1,20 +1,23 @@
-"""server/protocol.py and editors/vscode/src/protocol.ts describe the same notifications.
+"""server/protocol.py and editors/vscode/src/protocol.ts describe the same notifications and
+command results.
 
 protocol.ts is parsed (its interfaces, string-literal unions and NotificationTypes) and compared
-with the Python dataclasses: the same methods, the same fields with the same optionality and
-types, the same run states. A field added on one side only fails here.
+with the Python dataclasses: the same methods and commands, the same fields with the same
+optionality and types, the same run states. A field added on one side only fails here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import types
 import typing
 from pathlib import Path
 
 import pytest
 
 from gpa_lsp.server import protocol
+from gpa_lsp.server.features.commands import COMMANDS
 
 PROTOCOL_TS = Path(__file__).resolve().parents[2] / "editors" / "vscode" / "src" / "protocol.ts"
 
@@ -43,19 +46,38 @@ def parse_ts(text: str) -> tuple[dict[str, tuple[str, ...]], dict[str, dict[str,
 TS_UNIONS, TS_INTERFACES, TS_NOTIFICATIONS = parse_ts(PROTOCOL_TS.read_text())
 
 
-def _agree(ts_type: str, py_type, where: str) -> None:
+def _split(ts_type: str) -> list[str]:
+    """The alternatives of a union, outside ``<...>``."""
+    out, depth, cur = [], 0, ""
+    for ch in ts_type:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
+
+
+def _agree(ts_type: str, py_type, where: str, omit_if_none: bool = False) -> None:
     """A TypeScript type (as written) and a Python annotation mean the same JSON value."""
-    alts = ts_type.split("|")
+    alts = _split(ts_type)
     args = typing.get_args(py_type)
-    if typing.get_origin(py_type) in (typing.Union, getattr(__import__("types"), "UnionType", None)) \
-            and type(None) in args:
-        assert "null" in alts or "undefined" in alts or len(alts) == 1, f"{where}: Python allows None, TS {ts_type}"
+    if typing.get_origin(py_type) in (typing.Union, types.UnionType) and type(None) in args:
+        if omit_if_none:      # None is left out: TS `name?: T`, never null
+            assert "null" not in alts, f"{where}: None is left out, but TS allows null"
+        else:
+            assert "null" in alts, f"{where}: Python sends null, TS {ts_type} does not allow it"
         rest = [a for a in args if a is not type(None)]
-        assert len(rest) == 1, where
-        py_type = rest[0]
-        alts = [a for a in alts if a not in ("null", "undefined")]
+        py_type = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]
+        alts = [a for a in alts if a != "null"]
     else:
-        assert "null" not in alts, f"{where}: TS allows null, Python {py_type}"
+        assert "null" not in alts, f"{where}: TS allows null, Python {py_type} does not"
+    if all(a.startswith('"') for a in alts):                     # an inline union of strings
+        assert typing.get_origin(py_type) is typing.Literal, f"{where}: TS {ts_type} is a union of strings"
+        assert set(typing.get_args(py_type)) == {a.strip('"') for a in alts}, f"{where}: {ts_type} differs"
+        return
     assert len(alts) == 1, f"{where}: {ts_type}"
     t = alts[0]
     if t in TS_UNIONS:
@@ -64,6 +86,9 @@ def _agree(ts_type: str, py_type, where: str) -> None:
     elif t.endswith("[]"):
         assert typing.get_origin(py_type) in (tuple, list), f"{where}: TS {t} is an array"
         _agree(t[:-2], typing.get_args(py_type)[0], where + "[]")
+    elif t.startswith("Record<string,"):
+        assert typing.get_origin(py_type) is dict and typing.get_args(py_type)[0] is str, f"{where}: TS {t}"
+        _agree(t[len("Record<string,"):-1], typing.get_args(py_type)[1], where + "{}")
     elif t in TS_INTERFACES:
         assert dataclasses.is_dataclass(py_type), f"{where}: TS {t} is an interface, Python {py_type}"
         _same_fields(t, py_type)
@@ -80,11 +105,14 @@ def _same_fields(interface: str, cls) -> None:
     for name, (ts_type, optional) in ts_fields.items():
         f = py_fields[name]
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        # a field TS calls optional may be left out by the server: Python gives it a default; a
-        # required one Python must always send, and never with a default TS does not expect
+        omit = bool(f.metadata.get("omit_if_none"))
+        # a field TS calls optional may be left out by the server: Python gives it a default; one
+        # Python leaves out when None must be optional in TS
         if optional:
             assert has_default, f"{interface}.{name} is optional in TS: give it a default"
-        _agree(ts_type, hints[name], f"{interface}.{name}")
+        if omit:
+            assert optional, f"{interface}.{name} is left out when None: TS must call it optional"
+        _agree(ts_type, hints[name], f"{interface}.{name}", omit_if_none=omit)
 
 
 def test_protocol_ts_was_parsed():
@@ -100,6 +128,15 @@ def test_every_notification_is_on_both_sides_with_the_same_fields():
         _same_fields(params, py[method])
 
 
+def test_every_command_result_is_on_both_sides_with_the_same_fields():
+    ts_results = {name for name in TS_INTERFACES if name.endswith("Result")}
+    py = {cls.__name__: cls for cls in protocol.RESULTS}
+    assert set(py) == ts_results
+    for name, cls in py.items():
+        _same_fields(name, cls)
+    assert {cls.COMMAND for cls in protocol.RESULTS} == set(COMMANDS)
+
+
 def test_run_states_agree():
     assert set(protocol.RUN_STATES) == set(TS_UNIONS["RunState"])
 
@@ -110,10 +147,20 @@ def test_the_checker_catches_a_difference():
     saved = TS_INTERFACES
     try:
         for change in ({"StatusParams": {**saved["StatusParams"], "extra": ("string", True)}},
-                       {"LineHeatEntry": {**saved["LineHeatEntry"], "line": ("string", False)}}):
+                       {"LineHeatEntry": {**saved["LineHeatEntry"], "line": ("string", False)}},
+                       {"StatusParams": {**saved["StatusParams"], "root": ("string|null", True)}}):
             TS_INTERFACES = {**saved, **change}
             with pytest.raises(AssertionError):
                 test_every_notification_is_on_both_sides_with_the_same_fields()
+        for change in ({"ApplyAndMeasureResult": {**saved["ApplyAndMeasureResult"], "achieved": ("number", False)}},
+                       {"ApplyAndMeasureResult": {k: v for k, v in saved["ApplyAndMeasureResult"].items()
+                                                  if k != "diff"}},
+                       {"DoctorCheck": {**saved["DoctorCheck"], "status": ('"ok"|"missing"', False)}},
+                       {"DoctorResult": {**saved["DoctorResult"], "ready": ("Record<string,number>", False)}},
+                       {"ProfileResult": {**saved["ProfileResult"], "reason": ('"untrusted"', False)}}):
+            TS_INTERFACES = {**saved, **change}
+            with pytest.raises(AssertionError):
+                test_every_command_result_is_on_both_sides_with_the_same_fields()
     finally:
         TS_INTERFACES = saved
 

@@ -1,4 +1,5 @@
-/** The server's additions to LSP (docs/protocol.md), as types and method names. */
+/** The server's additions to LSP (docs/protocol.md), as types and method names; the Python side is
+ * gpa_lsp/server/protocol.py (tests/server/test_protocol.py checks that they agree). */
 import { NotificationType } from "vscode-languageclient/node";
 
 export type RunState = "idle" | "building" | "profiling" | "analysing" | "measuring" | "verifying" | "error" | "untrusted";
@@ -25,6 +26,16 @@ export interface LineHeatParams {
 export const StatusNotification = new NotificationType<StatusParams>("gpa/status");
 export const LineHeatNotification = new NotificationType<LineHeatParams>("gpa/lineHeat");
 
+export interface ProfileResult {
+  started: boolean;
+  reason?: "untrusted";
+  message?: string;
+}
+
+export interface CancelResult {
+  cancelled: boolean;
+}
+
 export interface ReportResult {
   markdown: string;
 }
@@ -34,6 +45,7 @@ export interface ApplyAndMeasureResult {
   estimated: number;
   achieved: number | null;
   message: string;
+  diff?: string; // gpa diff's text for the kernel
 }
 
 export interface DoctorCheck {

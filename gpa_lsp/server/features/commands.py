@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from ...analysis.model import Report
 from ...profile.throughput import describe
 from ..config_merge import plain
+from ..protocol import CancelResult, ProfileResult, ReportResult, result
 from ..trust import ENABLE_HINT
 from .measure import apply_and_measure
 
@@ -73,13 +74,13 @@ def register(ls) -> None:
     async def cmd_profile(ls, *args: Any) -> dict[str, Any]:
         folder = ls.folder_of(arg_uri(args))
         if folder is None:
-            return {"started": False, "message": "no workspace folder"}
+            return result(ProfileResult(False, message="no workspace folder"))
         if not folder.trusted:
             ls.status(folder, "untrusted", "profiling is off: " + ENABLE_HINT)
             ls.runs.request(folder, 0, why="command")   # replays the recorded bundle
-            return {"started": False, "reason": "untrusted", "message": ENABLE_HINT}
+            return result(ProfileResult(False, "untrusted", ENABLE_HINT))
         ls.runs.request(folder, 0)
-        return {"started": True}
+        return result(ProfileResult(True))
 
     @ls.command("gpa.cancel")
     def cmd_cancel(ls, *args: Any) -> dict[str, Any]:
@@ -88,19 +89,19 @@ def register(ls) -> None:
         for folder in ([ls.folder_of(uri)] if uri else list(ls.folders.values())):
             if folder is not None and folder.runner is not None:
                 cancelled = folder.runner.cancel() or cancelled
-        return {"cancelled": cancelled}
+        return result(CancelResult(cancelled))
 
     @ls.command("gpa.report")
     def cmd_report(ls, *args: Any) -> dict[str, Any]:
         folder = ls.folder_of(arg_uri(args))
         if folder is None:
-            return {"markdown": report_markdown(None)}
+            return result(ReportResult(report_markdown(None)))
         a = folder.analysis
-        return {"markdown": report_markdown(
+        return result(ReportResult(report_markdown(
             a.report if a else None, a.outcome.note if a else "", folder.cache.history(),
-            stale=bool(a and a.outcome.stale))}
+            stale=bool(a and a.outcome.stale))))
 
     @ls.command("gpa.applyAndMeasure")
     async def cmd_apply_and_measure(ls, *args: Any) -> dict[str, Any]:
         arg = plain(args[0]) if args else {}
-        return await apply_and_measure(ls, arg)
+        return result(await apply_and_measure(ls, arg))

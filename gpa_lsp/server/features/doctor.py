@@ -24,8 +24,9 @@ from typing import Any, Sequence
 from lsprotocol import types
 
 from ... import procs
-from ...commands.doctor import LABELS, NA, NEEDS, OK, WARN
+from ...commands.doctor import LABELS, MISSING, NA, NEEDS, OK, WARN
 from ..folder import Folder
+from ..protocol import DoctorCheck, DoctorResult, result
 
 log = logging.getLogger("gpa_lsp.server")
 DOCTOR_TIMEOUT_S = 120.0        # nvcc, nvdisasm, cuobjdump and ncu --version, and the driver
@@ -120,6 +121,14 @@ def doctor_markdown(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def doctor_result(data: dict[str, Any]) -> DoctorResult:
+    """`gpa doctor --json`'s answer as the ``gpa.doctor`` command's result."""
+    checks = tuple(DoctorCheck(str(c.get("name", "")), c.get("status", MISSING), str(c.get("detail", "")),
+                               str(c.get("fix", "")), tuple(c.get("needed_for", ()))) for c in data.get("checks", []))
+    ready = {str(k): bool(v) for k, v in (data.get("ready") or {}).items()}
+    return DoctorResult(checks, ready, doctor_markdown(data), data.get("error"))
+
+
 # ---------------------------------------------------------------- the server side
 
 async def checks_of(ls) -> dict[str, Any]:
@@ -145,5 +154,4 @@ async def tell_folder(ls, folder: Folder) -> None:
 def register(ls) -> None:
     @ls.command("gpa.doctor")
     async def cmd_doctor(ls, *args: Any) -> dict[str, Any]:
-        data = await checks_of(ls)
-        return {**data, "markdown": doctor_markdown(data)}
+        return result(doctor_result(await checks_of(ls)))
