@@ -11,6 +11,7 @@ import { LineHeat } from "./lineHeat";
 import { LineHeatEntry, LineHeatNotification, StatusNotification, StatusParams } from "./protocol";
 import { ServerLaunch } from "./settings";
 import { StatusBar, UNTRUSTED_TOOLTIP } from "./status";
+import { linkTomlSchemas } from "./tomlSchema";
 
 /** What the extension exports (`vscode.extensions.getExtension("gpa-lsp.gpa-lsp").exports`), for tests and other extensions. */
 export interface GpaApi {
@@ -178,6 +179,7 @@ class Extension implements vscode.Disposable {
 }
 
 export function activate(context: vscode.ExtensionContext): GpaApi {
+  linkTomlSchemas(context.extension); // first: Even Better TOML reads it when a TOML file opens
   const ext = new Extension(context);
   // Keep activation from failing when the server cannot start: the error is shown, the commands stay.
   ext.api().ready().catch(() => undefined);

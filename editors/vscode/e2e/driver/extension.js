@@ -126,6 +126,28 @@ async function run(config) {
   });
   if (!api) return findings;
 
+  await step(findings, "tomlSchema", async () => {
+    // What Even Better TOML (taplo's syncExtensionSchemas) reads from every extension when it
+    // starts: contributes.tomlValidation of each packageJSON, url handed to taplo as it is.
+    const rules = [];
+    for (const ext of vscode.extensions.all) {
+      const tv = ext.packageJSON && ext.packageJSON.contributes && ext.packageJSON.contributes.tomlValidation;
+      if (!Array.isArray(tv)) continue;
+      for (const rule of tv) rules.push({ extension: ext.id.toLowerCase(), fileMatch: rule.fileMatch, url: rule.url });
+    }
+    const loaded = [];
+    for (const r of rules.filter((r) => r.extension === EXTENSION_ID)) {
+      const schema = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.parse(r.url, true))).toString("utf8"));
+      loaded.push({ url: r.url, title: schema.title, sections: Object.keys(schema.properties || {}) });
+    }
+    const sections = new Set();
+    for (const t of await vscode.workspace.findFiles("**/gpa.toml", null, 5)) {
+      const text = Buffer.from(await vscode.workspace.fs.readFile(t)).toString("utf8");
+      for (const m of text.matchAll(/^\s*\[([A-Za-z_.]+)\]\s*$/gm)) sections.add(m[1]);
+    }
+    return { rules, loaded, workspaceSections: [...sections] };
+  });
+
   await step(findings, "server", async () => {
     let error = null;
     try {
