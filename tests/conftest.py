@@ -1,4 +1,12 @@
-"""Shared fixtures: real cubins built with nvcc inside the tests (cached per session)."""
+"""Shared fixtures: real cubins built with nvcc inside the tests (cached per session).
+
+The suite runs on every core (scripts/test.sh: pytest-xdist, ``-n logical --dist loadgroup``):
+each worker has its own session, so session and module fixtures run once per worker that needs
+them. A module whose tests must stay on one worker says so with
+``pytestmark = pytest.mark.xdist_group("name")``: those that write one shared place (the VS Code
+extension's build in the tree, a cache under ~/.cache) and those whose fixture is too costly to
+run twice (the make and CMake builds).
+"""
 
 from __future__ import annotations
 

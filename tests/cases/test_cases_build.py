@@ -10,7 +10,6 @@ one of the shared ids, its line exists in ``original.cu`` and holds code, and
 from __future__ import annotations
 
 import concurrent.futures as cf
-import os
 import re
 import subprocess
 import tomllib
@@ -121,30 +120,29 @@ def _compile(src: Path, out: Path) -> str | None:
     return None if proc.returncode == 0 else f"{src}: {proc.stderr[-3000:]}"
 
 
-@pytest.fixture(scope="module")
-def cubins(tmp_path_factory) -> dict[tuple[str, str], Path]:
-    """All variants compiled once, in parallel (the slowest, sw_icache, takes a few seconds)."""
-    base = tmp_path_factory.mktemp("case_cubins")
-    jobs = {}
-    for case in CASES:
-        meta = _meta(case)
-        for variant, name in (("original", meta["file"]), ("improved", meta["improved"])):
-            jobs[(case.name, variant)] = (case / name, base / f"{case.name}.{variant}.cubin")
-        for v in meta.get("variant", []):
-            if v["file"] != meta["improved"]:
-                jobs[(case.name, "variant:" + v["name"])] = (case / v["file"], base / f"{case.name}.v.{v['name']}.cubin")
-    workers = max(2, min(8, os.cpu_count() or 2))
-    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
-        errors = [e for e in pool.map(lambda j: _compile(*j), jobs.values()) if e]
-    assert not errors, "\n".join(errors)
-    return {k: v[1] for k, v in jobs.items()}
+def _variant_jobs(case: Path, base: Path) -> dict[str, tuple[Path, Path]]:
+    """{variant: (source, cubin)}: the original, the improved variant and every other variant."""
+    meta = _meta(case)
+    jobs = {variant: (case / name, base / f"{case.name}.{variant}.cubin")
+            for variant, name in (("original", meta["file"]), ("improved", meta["improved"]))}
+    for v in meta.get("variant", []):
+        if v["file"] != meta["improved"]:
+            jobs["variant:" + v["name"]] = (case / v["file"], base / f"{case.name}.v.{v['name']}.cubin")
+    return jobs
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
-def test_variants_compile_to_cubins(case: Path, cubins):
+def test_variants_compile_to_cubins(case: Path, tmp_path):
+    """Each case's variants compiled here, two nvcc at a time: one case per test, so pytest-xdist
+    spreads the library's ~190 compiles over its workers (a module fixture ran them all on every
+    worker that had a case)."""
     meta = _meta(case)
+    jobs = _variant_jobs(case, tmp_path)
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        errors = [e for e in pool.map(lambda j: _compile(*j), jobs.values()) if e]
+    assert not errors, "\n".join(errors)
     for variant in ("original", "improved"):
-        cubin = cubins[(case.name, variant)]
+        cubin = jobs[variant][1]
         data = cubin.read_bytes()
         assert data[:4] == b"\x7fELF"
         assert meta["kernel"].encode() in data, f"{case.name}/{variant}: kernel {meta['kernel']} not in the cubin"

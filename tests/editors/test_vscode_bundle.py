@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# writes the bundled libraries into a shared cache, as the e2e's packaging does in the tree
+pytestmark = pytest.mark.xdist_group("vscode")
+
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "editors" / "vscode"
 SERVER = EXT / "bundled" / "tool" / "lsp_server.py"

@@ -28,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+# builds the .vsix in editors/vscode and installs code-server into one cache: one worker at a time
+pytestmark = pytest.mark.xdist_group("vscode")
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "vscode-e2e.sh"
 EXT = ROOT / "editors" / "vscode"
@@ -110,6 +113,18 @@ def test_every_setting_naming_a_command_or_path_is_restricted():
     assert manifest["contributes"]["configuration"]["properties"]["gpa.trustedWorkspaces"]["scope"] == "application"
 
 
+def test_gpa_toml_schema_is_contributed_for_even_better_toml():
+    """`tomlValidation`, read by Even Better TOML (taplo): the url names the schema the .vsix carries
+    with the bundled server (gpa_lsp/data, where scripts/bundle_python.py puts the package and
+    .vscodeignore keeps it), relative to the extension; activation makes it absolute (taplo#322)."""
+    (rule,) = _manifest()["contributes"]["tomlValidation"]
+    assert rule == {"fileMatch": "gpa.toml", "url": "./bundled/libs/gpa_lsp/data/gpa.schema.json"}
+    assert "!bundled/libs/**" in (EXT / ".vscodeignore").read_text().splitlines()
+    ts = (EXT / "src" / "extension.ts").read_text()
+    body = ts.split("export function activate(", 1)[1]
+    assert body.index("linkTomlSchemas(context.extension)") < body.index("new Extension(context)")
+
+
 def test_activation_and_commands():
     manifest = _manifest()
     assert "onLanguage:cuda-cpp" in manifest["activationEvents"]
@@ -160,6 +175,26 @@ def test_vsix_holds_the_bundled_extension(e2e):
     assert manifest["contributes"]["configuration"]["properties"]["gpa.importStrategy"]["default"] == "useBundled"
     assert not any("node_modules" in n or n.endswith(".ts") for n in names)
     assert manifest["main"] == "./out/extension.js"
+    # gpa.toml's schema: the one file the package ships, at the url tomlValidation names
+    url = manifest["contributes"]["tomlValidation"][0]["url"]
+    with zipfile.ZipFile(e2e["out"] / "gpa-lsp.vsix") as z:
+        assert z.read("extension/" + url.removeprefix("./")) == (ROOT / "gpa_lsp/data/gpa.schema.json").read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["trusted", "untrusted"])
+def test_even_better_toml_finds_the_gpa_toml_schema(e2e, mode):
+    """What Even Better TOML reads when it starts, as another extension sees it in the running VS
+    Code: our rule for gpa.toml with an absolute file: URL of the installed schema, which loads and
+    describes every section of the workspace's gpa.toml."""
+    found = _step(e2e[mode], "tomlSchema")
+    ours = [r for r in found["rules"] if r["extension"] == "gpa-lsp.gpa-lsp"]
+    assert [r["fileMatch"] for r in ours] == ["gpa.toml"]
+    url = ours[0]["url"]
+    assert url.startswith("file:///") and url.endswith("/extensions/gpa-lsp.gpa-lsp-" + _manifest()["version"]
+                                                       + "/bundled/libs/gpa_lsp/data/gpa.schema.json")
+    (loaded,) = found["loaded"]
+    assert loaded["title"] == "gpa.toml"
+    assert {"build", "harness", "profile"} <= set(found["workspaceSections"]) <= set(loaded["sections"])
 
 
 @pytest.mark.parametrize("mode", ["trusted", "untrusted"])

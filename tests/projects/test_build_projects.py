@@ -22,6 +22,9 @@ from gpa_lsp.sass import load_programs
 
 from .conftest import PROJECTS
 
+# the make and CMake builds (a session fixture) run once, on one worker
+pytestmark = pytest.mark.xdist_group("projects-build")
+
 
 def _functions(exe):
     return {f.name: f for p in load_programs(exe) for f in p.functions if f.instructions}

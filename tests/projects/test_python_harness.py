@@ -140,10 +140,16 @@ def test_the_nvrtc_kernel_gets_restrict_on_its_parameters(collector):
     report = _report(collector)
     (k,) = [k for k in report.kernels if k.name == "fir_bank"]
     assert k.file == str(HERE / "src" / "fir.cu") and k.samples > 10_000
-    top = k.advice[0]
-    assert top.optimizer == "restrict_pointer" and top.location.line == 12
-    assert 2.0 < top.estimated_speedup < 3.0
-    assert top.fix.kind == "restrict" and top.fix.line == 5 and top.fix.params["parameters"] == ["in", "taps"]
+    # CUPTI has no sector counts: Restrict Pointer leads; ncu's show the stride-4 loads, and Global
+    # Memory Coalescing may lead, on the same line
+    ranked = [a.optimizer for a in k.advice]
+    assert k.advice[0].location.line == 12
+    assert ranked[0] == "restrict_pointer" if collector == "cupti" else \
+        ranked[0] in {"restrict_pointer", "global_memory_coalescing"}
+    restrict = k.advice[ranked.index("restrict_pointer")]
+    assert ranked.index("restrict_pointer") <= 1 and restrict.location.line == 12
+    assert 2.0 < restrict.estimated_speedup < 3.0
+    assert restrict.fix.kind == "restrict" and restrict.fix.line == 5 and restrict.fix.params["parameters"] == ["in", "taps"]
     assert {l.file for l in k.lines} == {k.file}
     loads = max(k.lines, key=lambda l: l.samples)
     assert loads.line == 12 and "in[base + o + t]" in (HERE / "src/fir.cu").read_text().splitlines()[11]
@@ -168,7 +174,7 @@ def test_the_bundles_hold_the_jit_cubin_and_the_built_one():
 
 
 def test_gpa_advise_the_example(capsys):
-    assert main(["advise", str(HERE), "--top", "1"]) == 0
+    assert main(["advise", str(HERE), "--top", "2"]) == 0
     out = capsys.readouterr()
     assert "Kernel poly_double (poly.cu:5)" in out.out and "Kernel fir_bank (fir.cu:5)" in out.out
     assert "change `0.5` to `0.5f` at poly.cu:10:13" in out.out

@@ -19,12 +19,15 @@ def recorded_ws(tmp_path) -> Path:
     return dst
 
 
-def nvcc_compiles(path: Path, tmp: Path) -> tuple[bool, str]:
-    """Compile a .cu with the real nvcc (device + host object); (ok, stderr)."""
+def nvcc_compiles(path: Path, tmp: Path, *, device_only: bool = False) -> tuple[bool, str]:
+    """Compile a .cu with the real nvcc (device + host object); (ok, stderr). ``device_only``: the
+    device code alone (-cubin, a quarter of the time), for edits inside kernel and __device__
+    function bodies, which nvcc's host pass never compiles."""
     import subprocess
 
     from gpa_lsp.toolchain import find_tool
 
-    proc = subprocess.run([find_tool("nvcc"), "-arch=sm_90", "-c", "-o", str(tmp / (path.stem + ".o")), str(path)],
+    out = tmp / (path.stem + (".cubin" if device_only else ".o"))
+    proc = subprocess.run([find_tool("nvcc"), "-arch=sm_90", "-cubin" if device_only else "-c", "-o", str(out), str(path)],
                           capture_output=True, text=True, timeout=300)
     return proc.returncode == 0, proc.stderr

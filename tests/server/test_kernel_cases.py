@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.config import from_mapping, load
+from gpa_lsp.cuda_source import CudaSource
 from gpa_lsp.server.actions import apply_edits
 from gpa_lsp.server.results import PathResolver
 
@@ -43,6 +44,26 @@ def _copy_case(tmp_path: Path, case: str) -> Path:
     if (KERNELS / "common").is_dir():
         shutil.copytree(KERNELS / "common", tmp_path / "common")
     return tmp_path / case
+
+
+def inside_device_bodies(text: str, edits: list[types.TextEdit]) -> bool:
+    """Whether every edit lies inside the braces of a __global__ or __device__ (not __host__)
+    function: nvcc's host pass never compiles those bodies, so the device compile checks all that
+    such an edit can break."""
+    bodies = [(f.body.start, f.body.end) for f in CudaSource(text).functions
+              if f.body is not None and (f.kernel or f.device) and not any(t.text == "__host__" for t in f.specifiers)]
+    return all(any(start < (e.range.start.line, e.range.start.character) and
+                   (e.range.end.line, e.range.end.character) < end for start, end in bodies) for e in edits)
+
+
+def test_edits_inside_kernel_bodies_are_told_apart():
+    text = "__global__ void k(float* x) {\n  x[0] = 2.0;\n}\nint main() { return 0; }\n"
+    at = lambda l, c0, c1: types.TextEdit(range=types.Range(start=types.Position(line=l, character=c0),  # noqa: E731
+                                                           end=types.Position(line=l, character=c1)), new_text="f")
+    assert inside_device_bodies(text, [at(1, 12, 12)])                 # 2.0 -> 2.0f in the kernel
+    assert not inside_device_bodies(text, [at(0, 17, 22)])             # the kernel's parameters
+    assert not inside_device_bodies(text, [at(3, 13, 13)])             # host code
+    assert not inside_device_bodies(text, [at(1, 12, 12), at(3, 13, 13)])
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -120,7 +141,7 @@ async def test_case_in_the_editor(case, tmp_path):
                 assert edited != original
                 out = source.with_name(f"fixed_{d.code}.cu")
                 out.write_text(edited)
-                ok, err = nvcc_compiles(out, tmp_path)
+                ok, err = nvcc_compiles(out, tmp_path, device_only=inside_device_bodies(original, a.edit.changes[uri]))
                 assert ok, f"{case} {d.code} ({a.title}): the edited source does not compile:\n{err}"
                 compiled.append(d.code)
         # on the text the advisor saw, every source fix it describes is offered
