@@ -25,9 +25,10 @@ spread, not how many counters the whole grid shares; that is what the L2 seriali
 Estimate: Amdahl over the matched share ``f`` with the measured loop speedup
 ``r(bins) = global_ms / private_ms`` of the microbenchmark at that number of counters
 (``gpa_lsp/data/atomics.json``, log-interpolated between measured levels):
-``1 / ((1 - f) + f / r)``; the range uses the neighbouring measured levels. The microbenchmark's
-loop reads a 4-byte key per atomic; a loop doing more work per atomic is less atomic-bound, which
-``f`` (only memory waits of the loop) approximates. Counters beyond 16384 (64 KB of shared memory
+``1 / ((1 - f) + f / r)``; the range uses the neighbouring measured levels. A loop doing more work per atomic is less atomic-bound, which
+``f`` (only memory waits of the loop) approximates. Once privatized the loop streams what it
+reads, so the table is measured for 1-, 2- and 4-byte keys and the row is chosen by the bytes the
+loop loads per reduction (``bytes_per_atomic``, from the SASS load widths). Counters beyond 16384 (64 KB of shared memory
 per block) are not privatized. The fix is a rewrite, not a mechanical edit: the advice says what to
 write.
 """
@@ -65,31 +66,60 @@ def table() -> dict:
     return json.loads(text)["devices"]
 
 
-def levels(device_name: str, pattern: str = "random") -> list[dict]:
-    """Measured levels with a privatized time, by bins; the H100's when the device was not measured."""
+def levels(device_name: str, pattern: str = "random", key_bytes: int = 4) -> list[dict]:
+    """Measured levels with a privatized time, by bins, for keys of ``key_bytes`` (the H100's table when
+    the device was not measured)."""
     devices = table()
     dev = devices.get(device_name) or next(iter(devices.values()))
-    return [r for r in dev["patterns"][pattern] if "ratio" in r]
+    return [r for r in dev["patterns"][pattern] if "ratio" in r and r["key_bytes"] == key_bytes]
 
 
-def ratio(device_name: str, bins: int, pattern: str = "random") -> tuple[float, float, float] | None:
-    """(r, low, high): the privatized loop's speedup at ``bins`` counters, log-interpolated between
-    the measured levels, and the smaller and larger of the two levels around it (None beyond the
-    largest privatizable level)."""
-    rows = levels(device_name, pattern)
-    if bins > rows[-1]["bins"] or bins < 1:
+def measured_widths(device_name: str, pattern: str = "random") -> list[int]:
+    devices = table()
+    dev = devices.get(device_name) or next(iter(devices.values()))
+    return sorted({r["key_bytes"] for r in dev["patterns"][pattern] if "ratio" in r})
+
+
+def ratio(device_name: str, bins: int, key_bytes: int = 4,
+          pattern: str = "random") -> tuple[float, float, float] | None:
+    """(r, low, high): the privatized loop's speedup at ``bins`` counters with keys of ``key_bytes``,
+    log-interpolated between the measured levels, and the smaller and larger of the two levels
+    around it. Keys of a width not measured, or counters beyond its levels, take the next wider
+    measured key; None beyond the largest privatizable level."""
+    widths = measured_widths(device_name, pattern)
+    fits = [w for w in widths if w >= key_bytes] or widths[-1:]
+    for width in fits:
+        rows = levels(device_name, pattern, width)
+        if rows and 1 <= bins <= rows[-1]["bins"]:
+            break
+    else:
         return None
     for lo, hi in zip(rows, rows[1:]):
         if lo["bins"] <= bins <= hi["bins"]:
-            t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
-            r = math.exp((1 - t) * math.log(lo["ratio"]) + t * math.log(hi["ratio"]))
             if bins == lo["bins"]:
                 r = lo["ratio"]
             elif bins == hi["bins"]:
                 r = hi["ratio"]
+            else:
+                t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
+                r = math.exp((1 - t) * math.log(lo["ratio"]) + t * math.log(hi["ratio"]))
             return r, min(lo["ratio"], hi["ratio"], r), max(lo["ratio"], hi["ratio"], r)
     r = rows[0]["ratio"]
     return r, r, r
+
+
+def bytes_per_atomic(function, loop_indices, reductions: int) -> int:
+    """The bytes of global loads per global reduction in the atomic's loop (its floor once the atomics
+    are privatized: the loop streams what it reads); 4 when the loop loads nothing or is unknown."""
+    if not reductions:
+        return 4
+    bits = 0
+    for k in loop_indices:
+        ins = function.instructions[k]
+        m = ins.memory
+        if m is not None and m.load and not m.atomic and m.space in ("global", "generic"):
+            bits += m.width
+    return max(1, bits // 8 // reductions) if bits else 4
 
 
 def _defining(function, index: int, reg: str):
@@ -223,8 +253,13 @@ class AtomicPrivatization(Optimizer):
         # the most contended atomic prices the change (fewest counters: the largest measured gain
         # of the loops matched is the one the samples are dominated by in practice)
         off, bins = min(atomics, key=lambda a: a[1])
+        site = ctx.site(off)
+        lp = ctx.loop_of(off)
+        body = sorted(lp.instructions) if lp is not None else [site.index]
+        reds = sum(1 for k in body if site.function.instructions[k].base_opcode in GLOBAL_REDUCTIONS)
+        width = bytes_per_atomic(site.function, body, reds)
         return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
-                     data={"atomic": off, "bins": bins})
+                     data={"atomic": off, "bins": bins, "key_bytes": width})
 
     def _amdahl(self, ctx, match: Match, r: float) -> float:
         f = match.samples / ctx.total if ctx.total else 0.0
@@ -232,11 +267,11 @@ class AtomicPrivatization(Optimizer):
         return 1.0 / ((1.0 - f) + f / r)
 
     def estimate(self, ctx, match: Match) -> float:
-        got = ratio(ctx.device.name, match.data["bins"])
+        got = ratio(ctx.device.name, match.data["bins"], match.data["key_bytes"])
         return 1.0 if got is None else self._amdahl(ctx, match, got[0])
 
     def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
-        got = ratio(ctx.device.name, match.data["bins"])
+        got = ratio(ctx.device.name, match.data["bins"], match.data["key_bytes"])
         if got is None:
             return None
         _, low, high = got
@@ -272,13 +307,14 @@ class AtomicPrivatization(Optimizer):
         return out
 
     def describe(self, ctx, match: Match) -> str:
-        bins = match.data["bins"]
+        bins, width = match.data["bins"], match.data["key_bytes"]
         site = ctx.site(match.data["atomic"])
         op = site.instruction.opcode if site is not None else "the atomic"
         counters = "one counter" if bins == 1 else f"at most {bins} distinct counters"
+        r = ratio(ctx.device.name, bins, width)[0]
         return (f"{op} adds to {counters} in global memory (its address, in the SASS), so the L2 "
                 f"performs the grid's atomics one after another per counter; the loop waits behind "
                 f"them. Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "
                 f"there, __syncthreads), then add each non-zero counter to global memory once per "
-                f"block. Measured on the H100 (benchmarks/atomics) at {bins} counters: the "
-                f"privatized loop is {ratio(ctx.device.name, bins)[0]:.0f}x faster.")
+                f"block. Measured on the H100 (benchmarks/atomics) at {bins} counters and {width}-byte "
+                f"keys: the privatized loop is {r:.0f}x faster.")
