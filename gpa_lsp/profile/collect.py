@@ -80,7 +80,7 @@ def _build(config: Config, cancel, log) -> str | None:
     return res.output
 
 
-def _built_output(config: Config) -> str | None:
+def built_output(config: Config) -> str | None:
     """Where ``[build]`` puts the program, built now or earlier: ``[build] output`` (also for a
     build command: make, CMake), else the default of a build from ``[build] sources``."""
     if config.build.output:
@@ -262,7 +262,7 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     bound follows. Returns None when measured, else the note saying why not.
     """
     b = read_bundle(bundle_path)
-    profile, note, by = throughput_pass(config, b.profile, _built_output(config), cancel=cancel, log=log,
+    profile, note, by = throughput_pass(config, b.profile, built_output(config), cancel=cancel, log=log,
                                         with_collector=True)
     if note is None:
         manifest = dict(b.manifest)
@@ -496,7 +496,7 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     if collector == "cupti":
         find_cupti()                 # no CUPTI: name what brings it, before the build
     path = Path(out) if out else _default_out(config, collector)
-    build_output = (_build(config, cancel, log) if build else None) or _built_output(config)
+    build_output = (_build(config, cancel, log) if build else None) or built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
     result = fn(config, path, cancel=cancel, log=log, build_output=build_output)
     note = line_info_note(result.path)

@@ -20,7 +20,7 @@ from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
 from ..build import build as build_project
-from ..profile.collect import add_throughput, collect_result
+from ..profile.collect import add_throughput, built_output, collect_result
 from ..profile.gpu_check import gpu_present
 from .cache import ResultCache, result_key, source_hashes
 from .worker import AnalysisWorker, Cancelled, run_here
@@ -106,6 +106,16 @@ class Stages:
                                  store_path=store_path, progress=progress)
         return run_here("verify", config, bundle, report, dynamic, store, store_path, cancel=cancel,
                         progress=progress)
+
+    def do_preload(self, config: Config, worker: AnalysisWorker | None) -> None:
+        """The folder's worker loads the built program's cubins while the harness runs (the
+        analysis that follows then skips nvdisasm: ``sass.program.preload``). Only for the real
+        analysis in a worker process; a test's ``advise`` needs none."""
+        if worker is None or self.advise is not None:
+            return
+        built = built_output(config)
+        if built is not None and Path(built).is_file():
+            worker.preload(built)
 
     def do_advise(self, bundle: str, config: Config, cancel: threading.Event | None = None,
                   worker: AnalysisWorker | None = None) -> Report:
@@ -198,6 +208,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
                                compiler=compiler, hashes=hashes)
         if not replay_only:
             if stages.has_gpu() or not config.bundle_path:
+                stages.do_preload(config, worker)
                 on_stage("profiling", config.profile.collector)
                 out = cache.bundle_dir() / f"{key}.gpabundle"
                 bundle = str(stages.do_collect(config, cancel, out))

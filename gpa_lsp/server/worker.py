@@ -40,6 +40,7 @@ log = logging.getLogger("gpa_lsp.server")
 
 WATCHDOG_BASE_S = 300.0      # a real analysis takes seconds; its tools have their own timeouts
 POLL_S = 0.05
+PRELOAD_LIMIT_S = 60.0       # the worker answers a preload at once, once it has imported the analysis
 CANCEL_GRACE_S = 5.0         # a cancelled verification cleans up its scratch copies meanwhile
 
 
@@ -92,20 +93,44 @@ def _verify(config: Config, bundle: str, report, dynamic: bool, store: bool, sto
                             store_path=store_path, progress=progress)
 
 
+_preloading = {"cancel": threading.Event()}     # the worker's preload in flight: a newer one stops it
+
+
+def _preload(executable: str, *, cancel, progress) -> None:
+    """Start loading the Programs of ``executable``'s cubins in a thread of the worker and answer at
+    once (``sass.program.preload``): the analysis of the bundle that follows finds them cached, or
+    waits for the one being loaded. A newer preload stops the previous one between cubins."""
+    from ..sass.program import preload  # deferred: see _ops
+    _preloading["cancel"].set()
+    stop = _preloading["cancel"] = threading.Event()
+
+    def run() -> None:
+        t0 = time.monotonic()
+        try:
+            n = preload(executable, stop)
+        except Exception:  # noqa: BLE001 - best effort: the analysis loads (and reports) the cubins itself
+            log.warning("preloading the cubins of %s failed", executable, exc_info=True)
+            return
+        log.debug("preloaded %d cubin(s) of %s in %.3f s", n, executable, time.monotonic() - t0)
+
+    threading.Thread(target=run, name="gpa-preload", daemon=True).start()
+
+
 def _diff_text(before, after, kernel: str, max_lines: int, *, cancel, progress) -> str:
     from ..analysis.diff import diff_reports, render_diff_text  # deferred: see _ops
     return render_diff_text(diff_reports(before, after, kernel=kernel), max_lines=max_lines)
 
 
 def _ops() -> dict[str, Callable[..., Any]]:
-    """What a worker can be asked: ``advise`` (bundle, config) -> Report; ``verify`` (config,
+    """What a worker can be asked: ``preload`` (executable) -> None (answered at once, the work goes
+    on in a thread); ``advise`` (bundle, config) -> Report; ``verify`` (config,
     bundle, report, dynamic, store, store_path) -> Report (``verify.runner.verify_in_editor``);
     ``diff_text`` (report before, report after, kernel, max lines) -> str (``gpa diff``'s text,
     for applyAndMeasure)."""
     # deferred: the analysis is imported in the worker process (or in the server process with
     # GPA_LSP_ANALYSIS_PROCESS=0, when it first analyses), never when the server starts
     import gpa_lsp.verify.runner  # noqa: F401 - the advisor, the optimizers, the verification
-    return {"advise": _advise, "verify": _verify, "diff_text": _diff_text}
+    return {"preload": _preload, "advise": _advise, "verify": _verify, "diff_text": _diff_text}
 
 
 def run_here(op: str, *args: Any, cancel: threading.Event | None = None,
@@ -210,6 +235,27 @@ class AnalysisWorker:
         proc.join(timeout=2)
         if conn is not None:
             conn.close()
+
+    def preload(self, executable: str) -> bool:
+        """Ask the running worker to load ``executable``'s cubins now (``_preload``), from a thread of
+        its own so the caller never waits: skipped (False) when the worker is not started or is
+        answering another request (the analysis then loads the cubins itself, as it always can)."""
+        if not self.alive():
+            return False
+
+        def ask() -> None:
+            if not self._lock.acquire(blocking=False):
+                return
+            try:
+                self._ask("preload", (executable,), None, time.monotonic() + PRELOAD_LIMIT_S, PRELOAD_LIMIT_S,
+                          "loading the built cubins", lambda *a: None, 0.0)
+            except Exception:  # noqa: BLE001 - best effort; the analysis reports what is wrong
+                log.debug("preload request to the worker of %s failed", self.name, exc_info=True)
+            finally:
+                self._lock.release()
+
+        threading.Thread(target=ask, name=f"gpa-preload {self.name}", daemon=True).start()
+        return True
 
     def advise(self, bundle: str, config: Config, cancel: threading.Event | None = None):
         """The worker's report for ``bundle``; raises what the analysis raised, :class:`Cancelled`

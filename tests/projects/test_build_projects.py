@@ -73,7 +73,7 @@ def test_ncu_collector_finds_cubins_from_output(built_projects, name, tmp_path):
     folder, cfg, _ = built_projects[name]
     _, kernel, _ = PROJECTS[name]
     assert not cfg.build.sources and cfg.build.command
-    out = collect._built_output(cfg)
+    out = collect.built_output(cfg)
     assert out == str(folder / PROJECTS[name][0])
     cubins = collect._cubins_for_ncu(cfg, out, tmp_path, None)
     assert any(any(kernel in f for f in functions(data)) for data in cubins.values())
