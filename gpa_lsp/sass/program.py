@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import procs
@@ -128,6 +129,7 @@ def load_programs(path) -> list[Program]:
 
 
 PRELOAD_MAX_CUBINS = 16     # at most the cache's size: a preload must not evict what it loaded
+PRELOAD_THREADS = 4
 
 
 def preload(executable: str | Path, cancel: threading.Event | None = None) -> int:
@@ -147,22 +149,25 @@ def preload(executable: str | Path, cancel: threading.Event | None = None) -> in
         blobs = [data]
     else:
         with tempfile.TemporaryDirectory(prefix="gpa-preload-") as tmp:
-            argv = [find_tool("cuobjdump"), "-xelf", "all", procs.safe_path(Path(p).resolve())]
             try:
+                argv = [find_tool("cuobjdump"), "-xelf", "all", procs.safe_path(Path(p).resolve())]
                 procs.run_tool(argv, timeout=procs.tool_timeout(len(data)), cwd=tmp, env=tool_env())
             except (subprocess.TimeoutExpired, OSError, GpaError):
                 return 0
             blobs = [c.read_bytes() for c in sorted(Path(tmp).glob("*.cubin"))[:PRELOAD_MAX_CUBINS]]
-    loaded = 0
-    for blob in blobs:
+
+    def one(blob: bytes) -> bool:
         if cancel is not None and cancel.is_set():
-            break
+            return False
         try:
             load_program(blob)
-            loaded += 1
+            return True
         except GpaError:
-            pass
-    return loaded
+            return False
+
+    # nvdisasm runs outside the GIL: a few cubins at once (a project of several sources)
+    with ThreadPoolExecutor(max_workers=max(1, min(PRELOAD_THREADS, len(blobs)))) as pool:
+        return sum(pool.map(one, blobs))
 
 
 def build(image: elf.CubinImage, sections: dict[str, disasm.RawSection], *, sha: str = "", path: str = "") -> Program:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import shutil
+import subprocess
 import threading
 import time
 import zipfile
@@ -27,6 +28,7 @@ from gpa_lsp import procs
 from gpa_lsp.analysis.model import to_json
 from gpa_lsp.config import load
 from gpa_lsp.profile.bundle import read_bundle
+from gpa_lsp.sass import disasm, program
 from gpa_lsp.server.cache import ResultCache
 from gpa_lsp.server.pipeline import Stages, execute
 from gpa_lsp.server.worker import AnalysisWorker
@@ -142,3 +144,31 @@ def test_cupti_is_handed_the_cubins_cuobjdump_extracts():
         if ncu.is_file():
             cupti_shas = {k.cubin for k in read_bundle(c).profile.kernels}
             assert cupti_shas <= set(read_bundle(ncu).cubins), c
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="nvcc needs a host compiler to link an executable")
+def test_preloading_an_executable_leaves_its_cubins_nothing_to_disassemble(tmp_path, monkeypatch):
+    src = tmp_path / "app.cu"
+    src.write_text("__global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n"
+                   "__global__ void j(int* a, int n) { for (int i = 0; i < n; ++i) a[i] += i; }\n"
+                   "int main() { return 0; }\n")
+    exe = tmp_path / "app"
+    subprocess.run([find_tool("nvcc"), "-lineinfo", "-arch=sm_90", "-o", str(exe), str(src)], check=True,
+                   capture_output=True)
+    calls: list[str] = []
+    real = disasm.run_nvdisasm
+    monkeypatch.setattr(disasm, "run_nvdisasm", lambda path, **kw: calls.append(str(path)) or real(path, **kw))
+    program.clear_cache()
+    assert program.preload(exe) >= 1
+    ran = len(calls)
+    assert ran >= 1
+    xdir = tmp_path / "x"
+    xdir.mkdir()
+    subprocess.run([find_tool("cuobjdump"), "-xelf", "all", str(exe)], cwd=xdir, check=True, capture_output=True)
+    cubins = sorted(xdir.glob("*.cubin"))
+    assert cubins
+    for c in cubins:
+        p = program.load_program(c.read_bytes())
+        assert p.function("_Z1kPf") is not None
+    assert len(calls) == ran, "a preloaded cubin was disassembled again"
+    assert program.preload(tmp_path / "missing") == 0 and program.preload(src) == 0
