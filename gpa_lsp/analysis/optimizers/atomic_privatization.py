@@ -2,35 +2,37 @@
 shared memory (shared atomics) and one global atomic per counter and block.
 
 Mechanism (benchmarks/atomics, measured on the H100): a global ``atomicAdd`` whose result is unused
-compiles to ``REDG``, fire-and-forget for the warp: the read-modify-write
-happens at the L2, and adds to one address are done one after another there. With few distinct
-counters the L2 serializes the grid's atomics: 2^24 adds took 12.3 ms on 1 counter, 4.3 ms on 256,
-1.4 ms on 1024 and 0.26 ms on 16384, against 0.04 ms for the same loop without atomics. On Hopper
-the SM's samples do not show this as a stall on the atomic: the REDs fill the LSU queue
-(``lg_throttle`` on the RED itself), the next load of the loop waits (``long_scoreboard``) because
-it queues behind them, and the kernel's exit waits for them (``drain``). So the match is the loop
-that issues the atomic, not the atomic's own samples: the samples of its innermost loop spent
-waiting on memory (long/short scoreboard, LG/MIO throttle), plus ``drain``.
+compiles to ``REDG``, fire-and-forget for the warp: the read-modify-write happens at the L2, and
+adds to one address are done one after another there. With few distinct counters the L2
+serializes the grid's atomics: 2^24 adds took 12.3 ms on 1 counter, 4.3 ms on 256, 1.4 ms on 1024
+and 0.26 ms on 16384, against 0.02-0.04 ms for the same loop without atomics. On Hopper the SM's
+samples do not show this as a stall on the atomic: the REDs fill the LSU queue (``lg_throttle`` on
+the RED itself), the next load of the loop waits (``long_scoreboard``) because it queues behind
+them, and the kernel's exit waits for them (``drain``). So the match is the loop that issues the
+atomic, not the atomic's own samples: the samples of its innermost loop spent waiting on memory
+(the memory-dependency and memory-throttle categories: long scoreboard, LG throttle), plus the
+exit's ``drain``.
 
 Contention -- how many distinct counters the atomic can hit -- comes from the SASS of its address
 (``distinct_addresses``): the index is a loaded byte (``LDG.U8``: 256 values), a loaded 16-bit
 value (65536), or masked with a constant (``LOP3.LUT ... 0xffc``: 2^popcount values), or every
 operand is uniform (1 counter); a per-thread index (thread or block id, a loop counter) is not
-contended and is not matched. Only reductions (``RED``: the old value unused) are matched: an
-``ATOM`` whose result is used hands out slots (a BFS frontier's tail), which a per-block copy does
-not replace. Why the SASS and not ncu's counters: ncu reports the sectors per
-request of the RED (the distinct 32-byte sectors one warp hits), which says how a warp's lanes
-spread, not how many counters the whole grid shares; that is what the L2 serializes on.
+contended and is not matched. It is an upper bound: a test in the source (``position < 26``) is
+not read, so letter_histogram's 7 counters count as 256. Only reductions (``RED``: the old value
+unused) are matched: an ``ATOM`` whose result is used hands out slots (a BFS frontier's tail),
+which a per-block copy does not replace. Why the SASS and not ncu's counters: ncu reports the
+sectors per request of the RED (the distinct 32-byte sectors one warp hits), which says how a
+warp's lanes spread, not how many counters the whole grid shares; that is what the L2 serializes on.
 
 Estimate: Amdahl over the matched share ``f`` with the measured loop speedup
-``r(bins) = global_ms / private_ms`` of the microbenchmark at that number of counters
+``r = global_ms / private_ms`` of the microbenchmark at that number of counters
 (``gpa_lsp/data/atomics.json``, log-interpolated between measured levels):
-``1 / ((1 - f) + f / r)``; the range uses the neighbouring measured levels. A loop doing more work per atomic is less atomic-bound, which
-``f`` (only memory waits of the loop) approximates. Once privatized the loop streams what it
-reads, so the table is measured for 1-, 2- and 4-byte keys and the row is chosen by the bytes the
-loop loads per reduction (``bytes_per_atomic``, from the SASS load widths). Counters beyond 16384 (64 KB of shared memory
-per block) are not privatized. The fix is a rewrite, not a mechanical edit: the advice says what to
-write.
+``1 / ((1 - f) + f / r)``; the range uses the neighbouring measured levels. Once privatized the
+loop streams what it reads, so the table is measured for 1-, 2- and 4-byte keys and the row is
+chosen by the bytes the loop loads per reduction (``bytes_per_atomic``, from the SASS load widths).
+A loop doing more work per atomic is less atomic-bound, which ``f`` (only memory waits of the
+loop) approximates. Counters beyond 16384 (64 KB of shared memory per block) are not privatized.
+The fix is a rewrite, not a mechanical edit: the advice says what to write.
 """
 
 from __future__ import annotations
