@@ -16,6 +16,8 @@ import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from gpa_lsp.config import load
 from gpa_lsp.server.cache import ResultCache
 from gpa_lsp.server.pipeline import Stages, execute
@@ -86,7 +88,20 @@ def test_untrusted_builds_nothing(tmp_path):
     assert out.report is not None and log == []
 
 
-def _scratch_processes() -> list[str]:
+@pytest.fixture
+def scratch_home(tmp_path, monkeypatch) -> Path:
+    """A temporary folder of this test's own for the scratch copies (tempfile here, TMPDIR for the
+    spawned worker): the processes and copies looked for are this test's, not those of a test
+    running beside it (pytest-xdist) or of another verification on the machine."""
+    home = tmp_path / "tmp"
+    home.mkdir()
+    monkeypatch.setenv("TMPDIR", str(home))
+    monkeypatch.setattr(tempfile, "tempdir", str(home))
+    return home
+
+
+def _scratch_processes(home: Path) -> list[str]:
+    """Command lines of the processes working in a scratch copy under ``home``."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -95,12 +110,12 @@ def _scratch_processes() -> list[str]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "gpa-verify-" in cmd:
+        if f"{home}/gpa-verify-" in cmd:
             found.append(cmd)
     return found
 
 
-def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
+def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path, scratch_home):
     folder = _project(tmp_path)
     log, seen = [], []
     cancel = threading.Event()
@@ -110,7 +125,7 @@ def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
             # the user saves again while nvcc compiles the variant in its scratch copy
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not seen:
-                seen.extend(_scratch_processes())
+                seen.extend(_scratch_processes(scratch_home))
                 time.sleep(0.01)
             cancel.set()
 
@@ -120,14 +135,14 @@ def test_a_newer_save_cancels_verification_and_kills_its_processes(tmp_path):
         return verify_in_editor(config, bundle, report, cancel=cancel, dynamic=False, store=store,
                                 store_path=store_path, progress=watch)
     cfg = load(folder)
-    scratch_before = set(Path(tempfile.gettempdir()).glob("gpa-verify-*"))
+    scratch_before = set(scratch_home.glob("gpa-verify-*"))
     out = execute(cfg, trusted=True, cancel=cancel, cache=ResultCache(folder, home=tmp_path / "c"),
                   stages=_stages(folder, log, verify=slow_verify))
     assert out.cancelled and out.report is None
     assert seen, "nvcc was not running in a scratch copy when the save came"
     time.sleep(0.5)
-    assert _scratch_processes() == [], "a process of the cancelled verification survived"
-    assert set(Path(tempfile.gettempdir()).glob("gpa-verify-*")) <= scratch_before, "a scratch copy was left behind"
+    assert _scratch_processes(scratch_home) == [], "a process of the cancelled verification survived"
+    assert set(scratch_home.glob("gpa-verify-*")) <= scratch_before, "a scratch copy was left behind"
 
 
 def test_a_second_save_reuses_the_verification(tmp_path):
@@ -152,7 +167,7 @@ def test_a_second_save_reuses_the_verification(tmp_path):
     assert built == [] and _strength(again.report).verification.status == "static"
 
 
-def test_a_verification_in_the_analysis_worker_stops_when_cancelled_and_cleans_up(tmp_path):
+def test_a_verification_in_the_analysis_worker_stops_when_cancelled_and_cleans_up(tmp_path, scratch_home):
     """The editor's path: the analysis and the verification run in the folder's worker process
     (server/worker.py). A save while nvcc compiles a variant there: the worker is asked to stop, its
     verification stops within the grace period (no scratch copy or process left) and the worker
@@ -168,14 +183,14 @@ def test_a_verification_in_the_analysis_worker_stops_when_cancelled_and_cleans_u
     def save_while_building():
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not seen:
-            seen.extend(_scratch_processes())
+            seen.extend(_scratch_processes(scratch_home))
             time.sleep(0.01)
         cancel.set()
 
     threading.Thread(target=save_while_building, daemon=True).start()
     worker = AnalysisWorker("hotspot_double")
     worker.start()
-    scratch_before = set(Path(tempfile.gettempdir()).glob("gpa-verify-*"))
+    scratch_before = set(scratch_home.glob("gpa-verify-*"))
     try:
         start = time.monotonic()
         out = execute(load(folder), trusted=True, cancel=cancel, cache=ResultCache(folder, home=tmp_path / "c"),
@@ -184,8 +199,8 @@ def test_a_verification_in_the_analysis_worker_stops_when_cancelled_and_cleans_u
         assert seen, "nvcc was not running in a scratch copy of the worker when the save came"
         assert time.monotonic() - start < 240
         time.sleep(0.5)
-        assert _scratch_processes() == [], "a process of the cancelled verification survived"
-        assert set(Path(tempfile.gettempdir()).glob("gpa-verify-*")) <= scratch_before, \
+        assert _scratch_processes(scratch_home) == [], "a process of the cancelled verification survived"
+        assert set(scratch_home.glob("gpa-verify-*")) <= scratch_before, \
             "a scratch copy was left behind"
         assert worker.alive(), "the verification did not stop within the grace period: the worker was killed"
     finally:
