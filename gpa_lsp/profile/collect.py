@@ -130,9 +130,21 @@ def hw_buffer_bytes(period: int) -> int:
     for every run. Samples arrive at a rate proportional to 1 / 2^period, so the buffer that holds
     the same stretch of sampling halves with each step above 2^12 (where 512 MB held on the
     long harness), down to 64 MB from 2^15 upward; at 2^12 and below CUPTI's default stays.
-    ``GPA_CUPTI_HW_BYTES`` in ``[harness] env`` overrides it.
+    ``GPA_CUPTI_HW_BYTES`` in the environment of ``gpa`` (one setting for every project: what
+    benchmarks/profiling/bench_hw_buffer.py varies) or in ``[harness] env`` (wins) overrides it.
     """
     return max(64 << 20, (512 << 20) >> max(0, period - 12))
+
+
+def hw_buffer_override() -> int | None:
+    """``GPA_CUPTI_HW_BYTES`` from gpa's own environment, in bytes; None when unset or empty."""
+    raw = os.environ.get("GPA_CUPTI_HW_BYTES", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) == 0:
+        raise ProfilingError(f"GPA_CUPTI_HW_BYTES={raw!r} is not a size in bytes",
+                             "set it to a positive whole number of bytes (67108864 for 64 MB), or unset it")
+    return int(raw)
 
 
 def _injection_env(lib, cupti, tmp: str, env: dict[str, str]) -> dict[str, str]:
@@ -147,7 +159,8 @@ def _injection_env(lib, cupti, tmp: str, env: dict[str, str]) -> dict[str, str]:
 
 def sampling_env(config: Config, period: int) -> dict[str, str]:
     """The injection library's settings for a sampling run (over the harness's own env)."""
-    out = {"GPA_CUPTI_SAMPLING_PERIOD": str(period), "GPA_CUPTI_HW_BYTES": str(hw_buffer_bytes(period))}
+    hw = hw_buffer_override() or hw_buffer_bytes(period)
+    out = {"GPA_CUPTI_SAMPLING_PERIOD": str(period), "GPA_CUPTI_HW_BYTES": str(hw)}
     kernels = config.profile.kernels
     if kernels and len(kernels) <= counters_mod.MAX_KERNEL_NAMES:
         out["GPA_CUPTI_KERNELS"] = counters_mod.kernel_filter(kernels)   # other kernels run unsampled

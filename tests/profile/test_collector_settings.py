@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpa_lsp.config import Config, ProfileConfig, from_mapping
-from gpa_lsp.errors import ConfigError
+from gpa_lsp.errors import ConfigError, ProfilingError
 from gpa_lsp.profile.bundle import read_bundle
 from gpa_lsp.profile.collect import hw_buffer_bytes, sampling_env, throughput_pass
 from gpa_lsp.profile.cupti import counters
@@ -23,6 +23,19 @@ def test_hardware_buffer_shrinks_with_the_period_down_to_64_mb():
     assert hw_buffer_bytes(10) == hw_buffer_bytes(12) == 512 << 20      # CUPTI's default up to 2^12
     assert hw_buffer_bytes(13) == 256 << 20 and hw_buffer_bytes(14) == 128 << 20
     assert hw_buffer_bytes(15) == hw_buffer_bytes(20) == 64 << 20       # 64 MB only from 2^15 upward
+
+
+def test_environment_sizes_the_hardware_buffer_for_every_project(monkeypatch):
+    # what bench_hw_buffer.py varies: gpa's own environment overrides the rule, at any period
+    monkeypatch.setenv("GPA_CUPTI_HW_BYTES", str(128 << 20))
+    assert sampling_env(Config(), 12)["GPA_CUPTI_HW_BYTES"] == str(128 << 20)
+    assert sampling_env(Config(), 15)["GPA_CUPTI_HW_BYTES"] == str(128 << 20)
+    monkeypatch.setenv("GPA_CUPTI_HW_BYTES", "")
+    assert sampling_env(Config(), 12)["GPA_CUPTI_HW_BYTES"] == str(hw_buffer_bytes(12))
+    for bad in ("64MB", "0", "-1"):
+        monkeypatch.setenv("GPA_CUPTI_HW_BYTES", bad)
+        with pytest.raises(ProfilingError, match="GPA_CUPTI_HW_BYTES"):
+            sampling_env(Config(), 12)
 
 
 def test_sampling_run_names_the_configured_kernels_to_the_library():
