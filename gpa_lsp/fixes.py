@@ -25,12 +25,14 @@ kinds:
   block_size     the literal block size of the launch on the line, or the x extent
                  of the ``dim3`` of literals it names
   fast_math      no source edit: ``--use_fast_math`` added to the build
+                 (``fast_math_edits``: the edit of gpa.toml / pyproject.toml)
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -420,6 +422,74 @@ _PLANNERS: dict[str, Callable[[CudaSource, int | None, dict], list[Edit] | None]
     "noinline": _inline("__noinline__"),
     "block_size": _block_size,
 }
+
+
+# ---- the build-flag fix: the project's configuration file ---------------------------------
+
+def _config_insert(file: str, line: int, col: int, text: str) -> SourceEdit:
+    return SourceEdit(file, (line, col), (line, col), text)
+
+
+def _config_replace(file: str, l1: int, c1: int, l2: int, c2: int, text: str) -> SourceEdit:
+    return SourceEdit(file, (l1, c1), (l2, c2), text)
+
+
+def _toml_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
+
+
+def fast_math_edits(config_text: str | None, is_pyproject: bool, flag: str,
+                    default_flags: Sequence[str], file: str = "") -> list[SourceEdit] | None:
+    """Edits of the project's configuration file ``file`` adding ``flag`` to [build] nvcc_flags of
+    gpa.toml (or [tool.gpa.build] of pyproject.toml); ``config_text`` None = a new file. None when
+    the flag is there already or the table is not one this edit can extend well formed (a dotted or
+    inline table, a syntax error): the build-flag fix (``fast_math``) as text edits."""
+    section = "tool.gpa.build" if is_pyproject else "build"
+    if config_text is None:
+        return [_config_insert(file, 0, 0, f"[{section}]\nnvcc_flags = {_toml_list([*default_flags, flag])}\n")]
+    try:
+        data = tomllib.loads(config_text)
+    except tomllib.TOMLDecodeError:
+        return None
+    table = data.get("tool", {}).get("gpa", {}) if is_pyproject else data
+    build = table.get("build", {})
+    if not isinstance(build, dict):
+        return None
+    flags = build.get("nvcc_flags")
+    if isinstance(flags, str):
+        flags = [flags]
+    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+        return None
+    if flags is not None and flag in flags:
+        return None
+    lines = config_text.splitlines()
+    header = re.compile(r"^\s*\[" + re.escape(section) + r"\]\s*(#.*)?$")
+    hdr = next((i for i, l in enumerate(lines) if header.match(l)), None)
+    if flags is not None:
+        if hdr is None:
+            return None                      # a dotted or inline table: leave it to the user
+        start = None
+        for i in range(hdr + 1, len(lines)):
+            if lines[i].lstrip().startswith("["):
+                break
+            if re.match(r"^\s*nvcc_flags\s*=", lines[i]):
+                start = i
+                break
+        if start is None:
+            return None
+        end = start
+        depth = lines[start].count("[") - lines[start].count("]")
+        while depth > 0 and end + 1 < len(lines):
+            end += 1
+            depth += lines[end].count("[") - lines[end].count("]")
+        return [_config_replace(file, start, 0, end, len(lines[end]), f"nvcc_flags = {_toml_list([*flags, flag])}")]
+    new_line = f"nvcc_flags = {_toml_list([*default_flags, flag])}"
+    if hdr is not None:
+        return [_config_insert(file, hdr + 1, 0, new_line + "\n")]
+    tail = "" if config_text.endswith("\n") or not config_text else "\n"
+    return [_config_insert(file, len(lines) if config_text.endswith("\n") or not config_text else len(lines) - 1,
+                           0 if config_text.endswith("\n") or not config_text else len(lines[-1]),
+                           f"{tail}\n[{section}]\n{new_line}\n")]
 
 
 # ---- applying --------------------------------------------------------------------------

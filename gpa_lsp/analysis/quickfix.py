@@ -2,8 +2,8 @@
 tools (SARIF ``fixes``).
 
 The edits are the language server's quick fix, planned by the same code
-(``gpa_lsp.fixes.plan_fix``; the build-flag fix edits gpa.toml as
-``server.actions.fast_math_edits`` does), and offered only when well formed on
+(``gpa_lsp.fixes.plan_fix``; the build-flag fix edits gpa.toml with
+``gpa_lsp.fixes.fast_math_edits``), and offered only when well formed on
 the current source. The sentence quotes what those edits change where they can
 be built, and is written from the Fix's params otherwise.
 """
@@ -48,15 +48,19 @@ def fix_edits(fix: Fix, reader: LineReader, *, config_file: str | None = None,
     plan = fixes.plan_fix(fix, read)
     if plan is None or not plan.edits:
         return None
-    return plan.title, [PlainEdit(e.file or fix.file or "", e.start[0] + 1, e.start[1], e.end[0] + 1, e.end[1], e.text)
-                        for e in plan.edits]
+    return plan.title, _plain(plan.edits, fix.file or "")
+
+
+def _plain(edits: Sequence[fixes.SourceEdit], default_file: str) -> list[PlainEdit]:
+    """0-based ``SourceEdit``s as 1-based-line ``PlainEdit``s (``default_file`` for those without a file)."""
+    return [PlainEdit(e.file or default_file, e.start[0] + 1, e.start[1], e.end[0] + 1, e.end[1], e.text)
+            for e in edits]
 
 
 def _config_edits(fix: Fix, config_file: str | None, default_flags: Sequence[str] | None):
     """The build-flag fix as an edit of the project's configuration file (the editor's quick fix)."""
     if not config_file:
         return None
-    from ..server import actions  # deferred: the server layer (lsprotocol); only this build-flag edit uses it
     text: str | None = None
     if os.path.exists(config_file):
         try:
@@ -64,17 +68,13 @@ def _config_edits(fix: Fix, config_file: str | None, default_flags: Sequence[str
                 text = fh.read()
         except OSError:
             return None
-    edits = actions.fast_math_edits(text, os.path.basename(config_file) == "pyproject.toml",
-                                    str(_params(fix).get("flag", "--use_fast_math")),
-                                    list(default_flags if default_flags is not None else BuildConfig().nvcc_flags))
+    edits = fixes.fast_math_edits(text, os.path.basename(config_file) == "pyproject.toml",
+                                  str(_params(fix).get("flag", "--use_fast_math")),
+                                  list(default_flags if default_flags is not None else BuildConfig().nvcc_flags),
+                                  config_file)
     if not edits:
         return None
-    out = []
-    for e in edits:
-        r = e.range
-        out.append(PlainEdit(config_file, r.start.line + 1, r.start.character, r.end.line + 1, r.end.character,
-                             e.new_text))
-    return fixes.title(_fix_json(fix)), out
+    return fixes.title(_fix_json(fix)), _plain(edits, config_file)
 
 
 # ---- the sentence ------------------------------------------------------------------------------

@@ -2,15 +2,13 @@
 
 The fix itself is planned by gpa_lsp.fixes (pure, on the CUDA source model):
 this module only turns a ``FixPlan``'s ``SourceEdit``s into ``TextEdit``s for
-the document the editor has open, and edits the project configuration for the
-build-setting fix (fast_math's gpa.toml). Each function returns ``None`` when
+the document the editor has open, the build-setting fix's edit of the project
+configuration (fast_math's gpa.toml, planned by ``fixes.fast_math_edits``) too. Each function returns ``None`` when
 the fix's edit would not be well formed, so a quick fix is offered only then.
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
 from typing import Any, Sequence
 
 from lsprotocol import types
@@ -22,10 +20,6 @@ _DOC = "<document>"
 
 def _pos(line: int, col: int) -> types.Position:
     return types.Position(line=line, character=col)
-
-
-def _insert(line: int, col: int, text: str) -> types.TextEdit:
-    return types.TextEdit(range=types.Range(_pos(line, col), _pos(line, col)), new_text=text)
 
 
 def _replace(l1: int, c1: int, l2: int, c2: int, text: str) -> types.TextEdit:
@@ -75,59 +69,11 @@ def block_size_edits(lines: Sequence[str], line0: int, size: int, current: int |
 
 # ---- project configuration fix ------------------------------------------------
 
-def _toml_list(values: Sequence[str]) -> str:
-    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
-
-
 def fast_math_edits(config_text: str | None, is_pyproject: bool, flag: str,
                     default_flags: Sequence[str]) -> list[types.TextEdit] | None:
-    """Edits adding ``flag`` to [build] nvcc_flags of gpa.toml (or [tool.gpa.build]); text None = new file."""
-    section = "tool.gpa.build" if is_pyproject else "build"
-    if config_text is None:
-        return [_insert(0, 0, f"[{section}]\nnvcc_flags = {_toml_list([*default_flags, flag])}\n")]
-    try:
-        data = tomllib.loads(config_text)
-    except tomllib.TOMLDecodeError:
-        return None
-    table = data.get("tool", {}).get("gpa", {}) if is_pyproject else data
-    build = table.get("build", {})
-    if not isinstance(build, dict):
-        return None
-    flags = build.get("nvcc_flags")
-    if isinstance(flags, str):
-        flags = [flags]
-    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
-        return None
-    if flags is not None and flag in flags:
-        return None
-    lines = config_text.splitlines()
-    header = re.compile(r"^\s*\[" + re.escape(section) + r"\]\s*(#.*)?$")
-    hdr = next((i for i, l in enumerate(lines) if header.match(l)), None)
-    if flags is not None:
-        if hdr is None:
-            return None                      # a dotted or inline table: leave it to the user
-        start = None
-        for i in range(hdr + 1, len(lines)):
-            if lines[i].lstrip().startswith("["):
-                break
-            if re.match(r"^\s*nvcc_flags\s*=", lines[i]):
-                start = i
-                break
-        if start is None:
-            return None
-        end = start
-        depth = lines[start].count("[") - lines[start].count("]")
-        while depth > 0 and end + 1 < len(lines):
-            end += 1
-            depth += lines[end].count("[") - lines[end].count("]")
-        return [_replace(start, 0, end, len(lines[end]), f"nvcc_flags = {_toml_list([*flags, flag])}")]
-    new_line = f"nvcc_flags = {_toml_list([*default_flags, flag])}"
-    if hdr is not None:
-        return [_insert(hdr + 1, 0, new_line + "\n")]
-    tail = "" if config_text.endswith("\n") or not config_text else "\n"
-    return [_insert(len(lines) if config_text.endswith("\n") or not config_text else len(lines) - 1,
-                    0 if config_text.endswith("\n") or not config_text else len(lines[-1]),
-                    f"{tail}\n[{section}]\n{new_line}\n")]
+    """``gpa_lsp.fixes.fast_math_edits`` (``flag`` added to the project's build flags) as LSP TextEdits."""
+    edits = fixes.fast_math_edits(config_text, is_pyproject, flag, default_flags)
+    return None if edits is None else [_replace(e.start[0], e.start[1], e.end[0], e.end[1], e.text) for e in edits]
 
 
 # ---- dispatcher -------------------------------------------------------------------
