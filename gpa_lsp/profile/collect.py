@@ -129,7 +129,9 @@ def hw_buffer_bytes(period: int) -> int:
     CUPTI's default is 512 MB, allocated on the device when sampling is enabled: start-up time
     for every run. Samples arrive at a rate proportional to 1 / 2^period, so the buffer that holds
     the same stretch of sampling halves with each step above 2^12 (where 512 MB held on the
-    long harness), down to 64 MB from 2^15 upward; at 2^12 and below CUPTI's default stays.
+    long harness), down to 64 MB from 2^15 upward; at 2^12 and below CUPTI's default stays: there a
+    smaller one saved 0.2 s on short harnesses but filled on long_1s and lost 87% of its samples
+    (benchmarks/profiling/README.md, hw_buffer.h100.json).
     ``GPA_CUPTI_HW_BYTES`` in the environment of ``gpa`` (one setting for every project: what
     benchmarks/profiling/bench_hw_buffer.py varies) or in ``[harness] env`` (wins) overrides it.
     """
