@@ -25,7 +25,7 @@ from .context import KernelContext
 from .parallelism import mlp_bound
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
-from .optimizers import REGISTRY, Estimator, Match, Optimizer
+from .optimizers import REGISTRY, ChangeKind, Estimator, Match, Optimizer
 from .sources import LineReader, find_function, make_reader
 
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
@@ -123,7 +123,7 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
     if ctx.total > 0:
         for opt in optimizers:
             m = opt.match(ctx)
-            if m is None or (m.samples <= 0 and opt.kind == "code"):
+            if m is None or (m.samples <= 0 and opt.kind == ChangeKind.code):
                 continue
             est = opt.estimate(ctx, m)
             if est < MIN_SPEEDUP:
@@ -249,7 +249,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     if fix is not None and fix.file:
         fix = replace(fix, file=path_map(fix.file))
     location = _advice_location(ctx, opt, m, fix, path_map)
-    if location is None and opt.kind == "parallel":
+    if location is None and opt.kind == ChangeKind.parallel:
         f, l = _kernel_line(ctx)
         if f:
             location = Location(path_map(f), l or 1, ctx.entry.name)
@@ -260,9 +260,9 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
             f, l = _kernel_line(ctx)
             if f:
                 location = Location(path_map(f), l or 1, ctx.entry.name)
-    matched = m.samples if opt.kind == "code" else 0.0
+    matched = m.samples if opt.kind == ChangeKind.code else 0.0
     latency = Estimator(opt.method).hides_latency
-    ratio = (m.latency if latency else m.samples) / total if opt.kind == "code" else 0.0
+    ratio = (m.latency if latency else m.samples) / total if opt.kind == ChangeKind.code else 0.0
     bounded = est > cap
     point = round(max(1.0, min(est, cap)), 4)
     rng = opt.estimate_range(ctx, m, point)

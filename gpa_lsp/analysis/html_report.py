@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from ..profile.throughput import describe as describe_units
-from .model import Advice, KernelReport, LineStats, Report
+from .model import Advice, ChangeKind, KernelReport, LineStats, Report
 from .quickfix import describe_fix
 from .sources import LineReader, make_reader
 from .text_report import (_confidence_text, _estimate_text, _pct, _short, _tried_text, kernel_reasons, select,
@@ -166,7 +166,7 @@ def _advice_list(i: int, k: KernelReport, reader: LineReader) -> list[str]:
         where = ""
         if loc is not None and loc.file and loc.line:
             where = f' at <a href="#k{i}-L{_e(_anchor(loc.file, loc.line))}">{_e(_short(loc.file))}:{loc.line}</a>'
-        share = ("a launch change (from occupancy, not from particular stalls)" if a.kind == "parallel"
+        share = ("a launch change (from occupancy, not from particular stalls)" if a.kind == ChangeKind.parallel
                  else f"explains {_pct(a.ratio)} of the kernel's samples")
         bound = f"; {_e(a.bound_text())}" if a.bounded_by else ""
         fix = f"<br><b>Fix:</b> {_prose(describe_fix(a.fix, reader))}." if a.fix is not None else ""

@@ -8,10 +8,12 @@ source-path mapping has been applied by whoever produced them.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import types as pytypes
 import typing
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ..profile.throughput import UNIT_TITLES
@@ -19,6 +21,15 @@ from ..verify.model import Verification
 
 # samples per kernel below which advice is marked low confidence ([profile] min_samples aims above it)
 MIN_SAMPLES = 10_000
+
+
+class ChangeKind(StrEnum):
+    """What an advice asks to change (``Optimizer.kind``, ``Advice.kind``): the code, or the launch
+    (its grid and block, priced by GPA's parallel model). Defined here with the advice that carries
+    it, so that presenters read it without importing the optimizers; ``optimizers.base`` exports it
+    for the optimizers. The values are what the JSON report and SARIF print."""
+    code = "code"
+    parallel = "parallel"
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,7 @@ class Fix:
 class Advice:
     optimizer: str           # id, e.g. "loop_unrolling"
     title: str               # "Loop Unrolling"
-    kind: str                # "code" | "parallel"
+    kind: ChangeKind         # a code or a launch change
     estimated_speedup: float # >= 1.0
     ratio: float             # matched samples / all kernel samples
     matched_samples: float
@@ -241,6 +252,11 @@ def _decode(tp: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise TypeError(f"expected an object, got {type(value).__name__}")
         return value
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            raise TypeError(f"expected a {tp.__name__}, got {value!r}") from None
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise TypeError(f"expected an object for {tp.__name__}, got {type(value).__name__}")

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from .model import Advice, KernelReport, Report
+from .model import Advice, ChangeKind, KernelReport, Report
 from .optimizers import REGISTRY
 from .quickfix import PlainEdit, describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
@@ -85,7 +85,7 @@ def rules() -> list[dict[str, Any]]:
     out = []
     for o in REGISTRY:
         method = METHOD_HELP.get(o.method, "")
-        kind = ("a launch configuration change" if o.kind == "parallel" else "a code change")
+        kind = ("a launch configuration change" if o.kind == ChangeKind.parallel else "a code change")
         text = (f"{o.suggestion}\n\n{o.title} is {kind}. Estimate: {method} Each result gives the "
                 "estimated speedup of the kernel and its range, the share of the kernel's samples it "
                 "explains, and, as related locations, the lines where the stalls were seen.")
@@ -137,7 +137,7 @@ def to_sarif(report: Report, *, kernel: str | None = None, srcroot: str | os.Pat
 def _message(a: Advice, k: KernelReport, reader: LineReader) -> str:
     est = _estimate_text(a)
     bound = f", {a.bound_text()}" if a.bounded_by else ""
-    share = (f"; explains {a.ratio * 100:.1f}% of the kernel's samples" if a.kind == "code" else
+    share = (f"; explains {a.ratio * 100:.1f}% of the kernel's samples" if a.kind == ChangeKind.code else
              "; a launch configuration change")
     extra = " ".join(x for x in (_tried_text(a), _confidence_text(a)) if x)
     fix = f" Fix: {describe_fix(a.fix, reader)}." if a.fix is not None else ""

@@ -22,7 +22,7 @@ from ..profile.demangle import display_name
 from ..profile.reasons import category
 from ..profile.throughput import describe as describe_units
 from ..verify.model import short_device
-from .model import Advice, Hotspot, KernelReport, Report
+from .model import Advice, ChangeKind, Hotspot, KernelReport, Report
 from .optimizers import Estimator, by_id
 from .quickfix import describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
@@ -209,7 +209,7 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
     for extra in (_tried_text(a), _confidence_text(a)):
         if extra:
             lines += _wrap(extra, width, ind, ind)
-    if a.kind == "parallel":
+    if a.kind == ChangeKind.parallel:
         explains = "A launch change: estimated from occupancy and the grid, not from particular stalls."
     else:
         region = _region_phrase(a)

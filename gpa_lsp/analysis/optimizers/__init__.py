@@ -9,7 +9,7 @@ built-in ones.
 from __future__ import annotations
 
 from .atomic_privatization import AtomicPrivatization
-from .base import REGISTRY, Estimator, Match, Optimizer
+from .base import REGISTRY, ChangeKind, Estimator, Match, Optimizer
 from .block_increase import BlockIncrease
 from .code_reordering import CodeReordering
 from .fast_math import FastMath
@@ -61,4 +61,4 @@ def by_id(optimizer_id: str) -> Optimizer | None:
     return None
 
 
-__all__ = ["REGISTRY", "Estimator", "Match", "Optimizer", "by_id", "register", "unregister"]
+__all__ = ["REGISTRY", "ChangeKind", "Estimator", "Match", "Optimizer", "by_id", "register", "unregister"]

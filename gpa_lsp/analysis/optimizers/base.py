@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 from ..blame import BlameEdge
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
-from ..model import Fix
+from ..model import ChangeKind, Fix
 from ..parallelism import mlp_bound
 from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
 
@@ -83,7 +83,7 @@ def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | 
 class Optimizer:
     id: str = ""
     title: str = ""
-    kind: str = "code"                   # "code" | "parallel"
+    kind: ChangeKind = ChangeKind.code   # a code or a launch change
     method: Estimator = Estimator.stall_elimination
     # Generic: the match contains what more specific optimizers explain (code reordering's latency
     # includes loop unrolling's; the memory throttle includes what coalescing explains). Within the
@@ -164,7 +164,7 @@ class Optimizer:
         ``mlp_factor``; unit ``"mlp"`` when the memory-parallelism roof is the tighter one."""
         cap, unit = throughput_bound_of(ctx.kernel.throughput, self.keeps)
         factor = self.mlp_factor_for(match)
-        if "dram" in self.keeps and factor is not None and self.kind == "code":
+        if "dram" in self.keeps and factor is not None and self.kind == ChangeKind.code:
             roof, _ = mlp_bound(ctx, factor)
             if roof < cap:
                 return roof, "mlp"

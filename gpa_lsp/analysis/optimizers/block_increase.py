@@ -25,7 +25,7 @@ from ..context import kernel_fact
 from ..estimate import block_increase
 from ..model import Fix
 from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loops, grown, waves
-from .base import Estimator, Match, Optimizer
+from .base import ChangeKind, Estimator, Match, Optimizer
 from .shared import block_size_fix
 
 
@@ -66,7 +66,7 @@ def hottest(ctx, loops):
 class BlockIncrease(Optimizer):
     id = "block_increase"
     title = "Block Increase"
-    kind = "parallel"
+    kind = ChangeKind.parallel
     method = Estimator.parallel
     suggestion = ("The grid has fewer blocks than the GPU has SMs. Launch more, smaller blocks (or split the "
                   "work of a block) so that every SM has work.")

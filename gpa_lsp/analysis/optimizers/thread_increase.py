@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..estimate import thread_increase
 from ..model import Fix
-from .base import Estimator, Match, Optimizer
+from .base import ChangeKind, Estimator, Match, Optimizer
 from .shared import block_size_fix
 
 
@@ -25,7 +25,7 @@ BLOCK_SIZE_LIMITS = ("blocks", "threads")
 class ThreadIncrease(Optimizer):
     id = "thread_increase"
     title = "Thread Increase"
-    kind = "parallel"
+    kind = ChangeKind.parallel
     method = Estimator.parallel
     suggestion = ("Too few warps are resident per scheduler to hide latency, and the block size is what "
                   "limits them: use larger blocks (at least 128 threads).")
