@@ -276,7 +276,8 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),
                   fix=fix,
                   estimate_low=low, estimate_high=high,
-                  bounded_by=unit if bounded else None, bounded_pct=pct, kernel_samples=ctx.total)
+                  bounded_by=unit if bounded else None, bounded_pct=pct, kernel_samples=ctx.total,
+                  hides_latency=latency)
 
 
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:

@@ -107,6 +107,10 @@ class Advice:
     # the fix tried: compiled and compared, or timed on a GPU (gpa_lsp/verify); None: not tried
     verification: Verification | None = None
     kernel_samples: int = 0                   # the kernel's samples (the share's denominator)
+    # the estimator hides matched latency (Eq. 3-5, Estimator.hides_latency): ``ratio`` counts the
+    # matched latency samples; else the stall samples the change removes. Carried here so that the
+    # presenters word the share without importing the optimizers.
+    hides_latency: bool = False
 
     @property
     def sampling_interval(self) -> tuple[float, float]:

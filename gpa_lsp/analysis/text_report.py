@@ -23,7 +23,6 @@ from ..profile.reasons import category
 from ..profile.throughput import describe as describe_units
 from ..verify.model import short_device
 from .model import Advice, ChangeKind, Hotspot, KernelReport, Report
-from .optimizers import Estimator, by_id
 from .quickfix import describe_fix, fix_edits
 from .sources import LineReader, make_reader, source_line
 
@@ -214,7 +213,7 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
     else:
         region = _region_phrase(a)
         region = f", most {region}" if region else ""
-        if _latency_method(a.optimizer):
+        if a.hides_latency:
             explains = (f"Explains {_pct(a.ratio)} of the kernel's samples (stalls on these instructions "
                         f"while no warp could issue, which the change can hide){region}.")
         else:
@@ -233,11 +232,6 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
         lines += _wrap("Fix: " + _keep_code(describe_fix(a.fix, reader, edits=edits)) + ".", width, ind, ind + "  ")
     lines += _hotspot_lines(a, k, reader, width, ind)
     return lines
-
-
-def _latency_method(optimizer: str) -> bool:
-    opt = by_id(optimizer)
-    return opt is not None and Estimator(opt.method).hides_latency
 
 
 def _region_phrase(a: Advice) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from ..analysis.model import Report, dump_report, load_report
 
 log = logging.getLogger("gpa_lsp.server")
-SCHEMA = 1
+SCHEMA = 2                 # 2: Advice.hides_latency
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinc")
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", "build", ".gpa", "out"}
 

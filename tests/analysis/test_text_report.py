@@ -270,3 +270,15 @@ def test_report_on_a_real_terminal_screen(tmp_path):
     assert rows[0].startswith("GPA advice from ")
     assert any(r.startswith("  1. Strength Reduction at original.cu:33") for r in rows)
     assert any("Fix: change `2.0` to `2.0f` at original.cu:32:54 and 33:54." in r for r in rows)
+
+
+def test_the_share_is_worded_from_the_advice_and_no_optimizer_is_imported():
+    """The share's wording comes from the advice itself (``Advice.hides_latency``, set by the
+    advisor from the estimator), so the presenters of a saved report import no optimizer."""
+    assert "of the kernel's stall samples (the stalls the change removes)" in render_text(_tiny_report(), reader=_reader)
+    text = render_text(_tiny_report(hides_latency=True), reader=_reader)
+    assert "of the kernel's samples (stalls on these instructions while no warp could issue" in " ".join(text.split())
+    code = ("import sys, gpa_lsp.analysis.text_report, gpa_lsp.analysis.html_report, gpa_lsp.analysis.diff; "
+            "print(sorted(m for m in sys.modules if m.startswith(('gpa_lsp.analysis.optimizers', 'gpa_lsp.analysis.advisor'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

@@ -9,7 +9,7 @@ import threading
 
 
 from gpa_lsp.config import load
-from gpa_lsp.server.cache import ResultCache
+from gpa_lsp.server.cache import SCHEMA, ResultCache
 from gpa_lsp.server.pipeline import Stages, cached_outcome, execute
 
 from .lsp_session import session, wait_for
@@ -44,10 +44,10 @@ def _latest(cache: ResultCache, text: str) -> None:
 def test_corrupt_or_deeply_nested_latest_json_is_ignored(recorded_ws, tmp_path, caplog):
     cache = ResultCache(recorded_ws, home=tmp_path / "cache")
     cfg = load(recorded_ws)
-    entry = {"schema": 1, "key": "k", "root": cache.root, "time": 0, "note": "", "hashes": {},
+    entry = {"schema": SCHEMA, "key": "k", "root": cache.root, "time": 0, "note": "", "hashes": {},
              "report": {"device": {}, "collector": "cupti", "kernels": []}}
     for text in ("[" * 100_000 + "]" * 100_000,                          # RecursionError in json
-                 '{"schema": 1, "report": ' + "[" * 900 + "]" * 900 + "}",
+                 '{"schema": ' + str(SCHEMA) + ', "report": ' + "[" * 900 + "]" * 900 + "}",
                  json.dumps({**entry, "report": {**entry["report"], "kernels": [{"name": "k", "demangled": "k",
                              "samples": "many", "share": 0.5, "limiter": "latency", "advice": []}]}}),
                  json.dumps({**entry, "report": {**entry["report"], "kernels": "abc"}}),
