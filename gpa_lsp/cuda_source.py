@@ -203,6 +203,13 @@ def _is_double(text: str) -> bool:
     return bool(_DEC_DOUBLE.match(t) or _HEX_DOUBLE.match(t))
 
 
+def double_literal_ending(text: str) -> tuple[str, int] | None:
+    """``(literal, start column)`` of the double literal that ends ``text`` (the longest suffix that
+    is one, by the same test as ``double_literals``), or None: where a float-literal fix's ``f`` goes
+    after it, for the sentence that quotes the literal on a line of text."""
+    return next(((text[i:], i) for i in range(len(text)) if _is_double(text[i:])), None)
+
+
 def integer_literal(text: str) -> int | None:
     """The value of a decimal integer literal (``256``, ``128u``); None for anything else."""
     m = _INT.match(text.strip())

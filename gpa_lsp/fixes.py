@@ -36,7 +36,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from .cuda_source import CudaSource, Function, Parameter, integer_literal, parse
+from .cuda_source import CudaSource, Function, Parameter, double_literal_ending, integer_literal, parse
 from .profile.demangle import bare_name
 
 Pos = tuple[int, int]
@@ -183,9 +183,6 @@ def describe(fix: Any, line_of: LineOf, edits: Callable[[], "list[PlainEdit] | N
     return f"{kind.replace('_', ' ')}{at}" + (f" ({rest})" if rest else "")
 
 
-_DOUBLE_BEFORE = re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?$|\d+[eE][+-]?\d+$")
-
-
 def _literal_places(edits: list[PlainEdit], line_of: LineOf) -> list[tuple[str, str, int, int]] | None:
     """(literal, file, line, 0-based start column) for edits that append ``f`` to a double literal."""
     out = []
@@ -193,10 +190,10 @@ def _literal_places(edits: list[PlainEdit], line_of: LineOf) -> list[tuple[str, 
         text = line_of(e.file, e.start_line)
         if e.text != "f" or (e.start_line, e.start_col) != (e.end_line, e.end_col) or text is None:
             return None
-        m = _DOUBLE_BEFORE.search(text[:e.start_col])
-        if not m:
+        found = double_literal_ending(text[:e.start_col])
+        if found is None:
             return None
-        out.append((m.group(0), e.file, e.start_line, m.start()))
+        out.append((found[0], e.file, e.start_line, found[1]))
     return sorted(out, key=lambda t: (t[1], t[2], t[3]))
 
 

@@ -237,3 +237,16 @@ def test_apply_plan_is_pure_and_refuses_overlaps():
     with pytest.raises(ValueError):
         apply_plan(FixPlan("t", (SourceEdit("a.cu", (0, 0), (0, 3), "a"), SourceEdit("a.cu", (0, 2), (0, 4), "b"))),
                    texts)
+
+
+def test_the_sentence_quotes_the_literals_the_plan_suffixes():
+    """One test of "a double literal" (cuda_source): the sentence quotes exactly the literals the
+    planner suffixes, hexadecimal and digit-separated ones too."""
+    from gpa_lsp.fixes import PlainEdit, describe
+    text = "__device__ double f(double a) {\n  return a * 0x1p3 + 1'000.5 - 2.;\n}\n"
+    plan = _plan(text, "float_literal", 2)
+    assert _apply(text, plan).splitlines()[1] == "  return a * 0x1p3f + 1'000.5f - 2.f;"
+    lines = text.splitlines()
+    edits = [PlainEdit("k.cu", e.start[0] + 1, e.start[1], e.end[0] + 1, e.end[1], e.text) for e in plan.edits]
+    got = describe(Fix("float_literal", "k.cu", 2, {}), lambda path, n: lines[n - 1], lambda: edits)
+    assert got == "change `0x1p3` to `0x1p3f` at k.cu:2:14, `1'000.5` to `1'000.5f` at 2:22 and `2.` to `2.f` at 2:32"
