@@ -1,4 +1,5 @@
-"""The advisor: programs + profile -> blamed samples -> ranked advice per kernel.
+"""The advisor: programs + profile -> blamed samples -> advice per kernel, assembled here (where
+it goes, its share, regions, hotspots and fix) and ordered by ``analysis.ranking``.
 
 ``analyze`` is pure (no files besides the sources a fix reads through the
 reader); ``advise_bundle`` reads a recorded bundle and calls it.
@@ -23,6 +24,7 @@ from gpa_lsp.sass.model import Function, Program
 from .blame import blame_function
 from .context import KernelContext
 from .parallelism import mlp_bound
+from .ranking import limiter, rank
 from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
 from .occupancy import device_for, occupancy
 from .optimizers import REGISTRY, ChangeKind, Estimator, Match, Optimizer
@@ -31,7 +33,6 @@ from .sources import LineReader, find_function, make_reader
 MIN_SPEEDUP = 1.005          # below this an optimizer has nothing worth saying
 MAX_REGIONS = 5
 MAX_HOTSPOTS = 5
-TIE = 0.02                   # estimates closer than this (relative) are within the sampling noise
 
 
 def analyze(programs: Mapping[str, Program], profile: Profile, *, config=None,
@@ -143,45 +144,6 @@ def analyze_kernel(program: Program, kernel: Kernel, pcs: Sequence[PCStats], dev
         duration_ns=int(sum(durations) / len(durations)) if durations else None,
         stall_breakdown=tuple(sorted(by_cat.items(), key=lambda kv: -kv[1])),
         throughput=kernel.throughput.units if kernel.throughput is not None else ())
-
-
-def rank(advice: Sequence[Advice], speed: Callable[[Advice], float] = lambda a: a.estimated_speedup,
-         optimizers: Sequence[Optimizer] | None = None) -> list[Advice]:
-    """Highest estimate first; within the sampling noise (``TIE``) specific advice before generic
-    (``Optimizer.generic`` of the optimizer that gave it, among ``optimizers``, else the registry's).
-
-    Why: GPA ranks the specific, mechanical fix over the generic one it is part of. Two estimates
-    within a few percent are not distinguishable from samples, and the generic optimizer's match
-    includes the specific one's samples, so its lead there says nothing about which fix is better.
-    """
-    generic = {o.id for o in (REGISTRY if optimizers is None else optimizers) if o.generic}
-    out = sorted(advice, key=lambda a: (-speed(a), a.optimizer))
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(out) - 1):
-            a, b = out[i], out[i + 1]
-            if a.optimizer in generic and b.optimizer not in generic \
-                    and speed(a) <= speed(b) * (1.0 + TIE):
-                out[i], out[i + 1] = b, a
-                changed = True
-    return out
-
-
-def limiter(ctx: KernelContext) -> str:
-    """What bounds the kernel, read from its samples (seed 001's classes plus GPA's stall groups)."""
-    if ctx.total == 0:
-        return "latency"
-    s = ctx.share
-    if s("synchronization") >= 0.3:
-        return "synchronization"
-    if s("instruction_fetch") >= 0.3:
-        return "instruction_fetch"
-    if s("memory_throttle") >= 0.2:
-        return "memory"
-    if s("active") + s("pipe_busy") + s("not_selected") >= 0.5:
-        return "compute"
-    return "latency"
 
 
 def _loc(ctx: KernelContext, offset: int, path_map) -> Location:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Mapping
 
-from ..analysis.advisor import rank
 from ..analysis.model import Advice, KernelReport, Report
+from ..analysis.ranking import rank
 from .model import Verification
 
 AdviceKey = tuple[str, str]     # (kernel name, optimizer id)
