@@ -192,7 +192,7 @@ async def test_a_stuck_folder_does_not_starve_another_and_is_killed_and_reported
         err = await wait_for(lambda: _status(client, stuck, lambda s: s["state"] == "error"), 60,
                              "the stuck folder's error")
         assert "did not finish within 25 s and was stopped" in err["message"]
-        await wait_for(lambda: not any(alive(p) for p in pids), 5, "the stuck nvdisasm to be killed")
+        await wait_for(lambda: not any(alive(p) for p in pids), 15, "the stuck nvdisasm to be killed")
         cfg = from_fs_path(str(stuck / "gpa.toml"))
         diags = await wait_for(lambda: client.diagnostics.get(cfg), 10, "a diagnostic on the stuck gpa.toml")
         assert "did not finish" in diags[0].message
