@@ -371,7 +371,7 @@ def _throughput_ncu(config: Config, profile: Profile, build_output: str | None, 
         command, cwd, env = _harness_parts(config, build_output)
         with tempfile.TemporaryDirectory(prefix="gpa-sol-") as tmp:
             report = Path(tmp) / "sol"
-            wrapper = [ncu, *throughput_mod.argv(config.profile.kernels, config.profile.launch_count), "-f", "-o", str(report)]
+            wrapper = [ncu, *ncu_mod.throughput_argv(config.profile.kernels, config.profile.launch_count), "-f", "-o", str(report)]
             log("measuring unit throughput with Nsight Compute (one metrics pass) ...")
             res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel, wrapper=wrapper)
             rep = report.with_suffix(".ncu-rep")

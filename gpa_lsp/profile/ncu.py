@@ -264,6 +264,13 @@ def launch_filter(kernels: Sequence[str], launch_count: int) -> list[str]:
     return argv
 
 
+def throughput_argv(kernels: Sequence[str], launch_count: int = 1) -> list[str]:
+    """ncu arguments for the throughput pass (after the ncu executable; before ``-o`` and the command);
+    the launches are bounded as for the ncu collector (``launch_filter``)."""
+    return ["--metrics", ",".join(METRICS), "--clock-control", "none", "--print-summary", "none",
+            *launch_filter(kernels, launch_count)]
+
+
 def ncu_argv(ncu: str, report: str | Path, *, kernels: Sequence[str] = (), launch_count: int = 5) -> list[str]:
     argv = [ncu]
     for s in SECTIONS:

@@ -96,14 +96,6 @@ def bound(throughput: Throughput | None, keeps: Sequence[str]) -> tuple[float, s
     return max(1.0, 100.0 / min(pct, 100.0)), unit
 
 
-def argv(kernels: Sequence[str], launch_count: int = 1) -> list[str]:
-    """ncu arguments for the throughput pass (after the ncu executable; before ``-o`` and the command);
-    the launches are bounded as for the ncu collector (``ncu.launch_filter``)."""
-    from .ncu import launch_filter   # ncu imports this module (METRICS): import at call time
-    return ["--metrics", ",".join(METRICS), "--clock-control", "none", "--print-summary", "none",
-            *launch_filter(kernels, launch_count)]
-
-
 def _number(value: str, unit: str) -> float | None:
     try:
         x = float(value.replace(",", "")) * _SCALE.get(unit, 1)
