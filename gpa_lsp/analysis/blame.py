@@ -33,7 +33,7 @@ from gpa_lsp.profile.reasons import category as reason_category
 from gpa_lsp.sass.model import Function, Instruction
 from gpa_lsp.sass.opcodes import STALL_BARRIERS
 
-from . import defuse
+from ..sass import defuse
 from .flow import Flow, build_flow
 
 MEMORY_CLASSES = frozenset({"global_memory", "local_memory", "texture_memory", "constant_memory", "write_after_read"})

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from . import defuse
+from ..sass import defuse
 from .blame import BlameEdge, reaching_defs
 from .context import kernel_fact
 from ..sass.opcodes import KEPT_CONTROL, SYNC

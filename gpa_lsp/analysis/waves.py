@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from gpa_lsp.profile.model import Device, Launch
 from gpa_lsp.sass.model import Function
 
-from .defuse import register_defs, register_uses
+from ..sass.defuse import register_defs, register_uses
 from .estimate import issue_probability, warp_ready_probability
 from .flow import loop_scopes
 from .occupancy import resident_limits

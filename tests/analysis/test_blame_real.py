@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpa_lsp.analysis import defuse
+from gpa_lsp.sass import defuse
 from gpa_lsp.analysis.blame import blame_function, hot_dependences, reaching_defs
 from gpa_lsp.profile.model import PCStats
 from gpa_lsp.sass import load_program

@@ -25,7 +25,7 @@ the conflict degree is unknown and nothing is matched.
 from __future__ import annotations
 
 from ...sass.opcodes import MIO_OTHER
-from .. import defuse
+from ...sass import defuse
 from ..blame import BlameEdge
 from ..context import kernel_fact
 from .base import Match, Optimizer, match_edges
