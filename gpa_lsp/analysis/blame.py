@@ -111,6 +111,11 @@ def _add_def(entries: tuple, new: _Entry) -> tuple:
 def _merge(a: tuple, b: tuple) -> tuple:
     if a == b:
         return a
+    if len(a) == 1 and len(b) == 1:     # the common case, without the bookkeeping below
+        x, y = a[0], b[0]
+        if x[0] != y[0]:
+            return (x, y)
+        return ((x[0], x[1], min(x[2], y[2]), min(x[3], y[3]), x[4] and y[4], x[5]),)
     pos: dict[int, int] = {}
     out: list[list] = []
     for e in a + b:
@@ -258,6 +263,12 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
     dist_lim, cyc_lim = prep.horizon
     out = {}
     for r, es in cur.items():
+        if len(es) == 1:                # most registers: one def (no generator for them)
+            e = es[0]
+            d, c = e[2] + n, e[3] + cyc
+            if e[5] or (d < dist_lim[e[0]] and c < cyc_lim[e[0]]):
+                out[r] = ((e[0], e[1], d, c, e[4], e[5]),)
+            continue
         kept = tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es
                      if e[5] or (e[2] + n < dist_lim[e[0]] and e[3] + cyc < cyc_lim[e[0]]))
         if kept:
