@@ -84,7 +84,8 @@ class Stages:
         return (self.build or build_project)(config, cancel=cancel)
 
     def do_collect(self, config: Config, cancel: threading.Event, out: Path) -> Any:
-        # the unit-throughput pass is a second harness run under ncu: never before the sampled
+        # the unit-throughput pass is a second harness run (CUPTI's counters run, else ncu;
+        # ``[profile] throughput_collector``): never before the sampled
         # advice is shown; ``execute`` runs it afterwards (do_measure) when the config asks
         config = replace(config, profile=replace(config.profile, throughput=False))
         if self.collect is None:   # the pipeline has just built: profile without building a second time
@@ -174,7 +175,8 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
     ``profile=False`` only replays the configured bundle (what a fresh start shows). After a fresh
     CUPTI collection, when ``[profile] throughput`` and ``[server] throughput_on_save``, the sampled
     advice goes out first (``on_partial``) and the unit-throughput pass follows, its bounded
-    advice being the run's result: the pass costs a second harness run under ncu.
+    advice being the run's result: the pass costs a second harness run (CUPTI's counters run, or
+    ncu where CUPTI cannot: ``[profile] throughput_collector``).
     """
     hashes = source_hashes(config.root)
     key = result_key(hashes, config)
@@ -235,7 +237,7 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
             if on_partial is not None:
                 on_partial(Outcome(report=report, note=_join(note, "measuring unit throughput ..."),
                                    hashes=hashes, bundle=bundle, mode=mode))
-            on_stage("measuring", "unit throughput (ncu)")
+            on_stage("measuring", "unit throughput")
             why_not = stages.do_measure(config, bundle, cancel)
             _check(cancel)
             if why_not:
