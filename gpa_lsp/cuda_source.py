@@ -582,6 +582,51 @@ class CudaSource:
                 return True
         return False
 
+    def derived_pointers(self, name: str, start: Pos, end: Pos) -> tuple[str, ...]:
+        """Local variables initialised from pointer ``name`` in [start, end), transitively.
+
+        ``const float* x = in + size_t(r) * cols;`` makes ``x`` a view of ``in``: a hot line that
+        reads ``x[i]`` reads through ``in``, and a change to ``in``'s declaration (``__restrict__``)
+        is what reaches those loads. Followed: ``+``/``-`` offsets, parentheses and casts between
+        the name and the declaration's initialiser; nothing else (an assignment after the
+        declaration, a pointer taken from a struct, is not followed).
+        """
+        seen: list[str] = []
+        todo = [name]
+        while todo:
+            cur = todo.pop()
+            for n in self._identifiers(cur):
+                if not start <= self.pos(n.start_point) < end:
+                    continue
+                got = self._initialised_name(n)
+                if got and got != name and got not in seen:
+                    seen.append(got)
+                    todo.append(got)
+        return tuple(seen)
+
+    def _cast_call(self, call) -> bool:
+        fn = call.child_by_field_name("function") if call is not None else None
+        return (fn is not None and fn.type == "template_function"
+                and self.node_text(fn).split("::")[-1].split("<")[0].strip() in _CASTS)
+
+    def _initialised_name(self, e) -> str | None:
+        """The variable a pointer expression ``e`` initialises (through offsets and casts), if any."""
+        p = e.parent
+        while p is not None:
+            if p.type in ("parenthesized_expression", "cast_expression") or (
+                    p.type == "binary_expression" and self._op(p) in ("+", "-")):
+                e, p = p, p.parent
+            elif p.type == "argument_list" and self._cast_call(p.parent):
+                e, p = p.parent, p.parent.parent          # reinterpret_cast<const float4*>(x + 4)
+            else:
+                break
+        if p is None or p.type != "init_declarator" or p.child_by_field_name("value") != e:
+            return None
+        d = p.child_by_field_name("declarator")
+        while d is not None and d.type != "identifier":
+            d = d.child_by_field_name("declarator")
+        return self.node_text(d) if d is not None else None
+
     def _identifiers(self, name: str):
         key = name.encode()
         return [n for n in self._identifier_nodes if self._data[n.start_byte:n.end_byte] == key]

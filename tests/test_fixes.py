@@ -34,9 +34,9 @@ def _case(name: str) -> Path:
     return d
 
 
-def _advised_fix(case: str, optimizer: str) -> Fix:
+def _advised_fix(case: str, optimizer: str, collector: str = "cupti") -> Fix:
     d = _case(case)
-    bundle = d / "recorded" / "cupti.gpabundle"
+    bundle = d / "recorded" / f"{collector}.gpabundle"
     if not bundle.exists():
         pytest.skip(f"kernels/{case} has no recorded bundle")
     report = advise_bundle(str(bundle), config=gpa_config.load(str(d)))
@@ -117,6 +117,16 @@ def test_restrict_fix_qualifies_every_read_only_pointer(tmp_path):
                "params": {"function": "_Z8fir_bankPfS_S_i", "parameter": "coef"}}
     one = plan_fix(as_json, _read)
     assert [e.text for e in one.edits] == ["const float* __restrict__ coef"]
+
+
+def test_restrict_fix_follows_a_row_view_of_the_parameter():
+    # softmax_rows reads x[i] where `const float* x = in + size_t(r) * cols`: the hot loads go through
+    # `in`, so the fix (and `gpa verify`) qualifies `in`; `out` is written through its view y
+    fix = _advised_fix("softmax_rows", "restrict_pointer", "ncu")
+    assert fix.params["parameters"] == ["in"]
+    plan = plan_fix(fix, _read)
+    fixed = apply_plan(plan, {fix.file: _read(fix.file)})[fix.file]
+    assert "__global__ void softmax_rows(float* out, const float* __restrict__ in, int rows, int cols) {" in fixed
 
 
 # ---- each kind on small sources ----------------------------------------------------------------

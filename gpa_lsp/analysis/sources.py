@@ -156,6 +156,11 @@ def is_written(lines: list[str], name: str, first: int, last: int) -> bool:
     return src.written_through(name, (first - 1, 0), (last, 0))
 
 
+def derived_pointers(lines: list[str], name: str, first: int, last: int) -> tuple[str, ...]:
+    """Local pointers initialised from ``name`` (by an offset or a cast) on 1-based lines ``first``..``last``."""
+    return cuda_source.parse_lines(lines).derived_pointers(name, (first - 1, 0), (last, 0))
+
+
 @dataclass(frozen=True)
 class SourceLoop:
     line: int                 # 1-based line of the ``for``/``while``/``do`` keyword

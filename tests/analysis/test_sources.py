@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpa_lsp.analysis.sources import (body_range, double_literals, find_function, is_written, launch_sites,
-                                      make_reader, pointer_parameters)
+from gpa_lsp.analysis.sources import (body_range, derived_pointers, double_literals, find_function, is_written,
+                                      launch_sites, make_reader, pointer_parameters)
 
 
 def _cols(text):
@@ -41,6 +41,25 @@ def test_read_only_pointer_parameter_detection():
     first, last = body_range(src, d)
     assert (first, last) == (1, 7)
     assert [p for p, _ in pointer_parameters(src, d) if not is_written(src, p, first, last)] == ["in", "taps"]
+
+
+def test_row_views_of_a_parameter_are_followed():
+    # softmax's shape: the loops read x[i], a view of the parameter `in` offset to the thread's row
+    src = """__global__ void rows(float* out, const float* in, int cols) {
+  const int r = threadIdx.x;
+  const float* x = in + size_t(r) * cols;
+  const float4* x4 = reinterpret_cast<const float4*>(x + 4);
+  float* y = (out) + r;
+  const float* other;
+  other = in;                       // an assignment, not an initialiser: not followed
+  for (int i = 0; i < cols; ++i) y[i] = x[i] + x4[0].x;
+}""".splitlines()
+    first, last = body_range(src, 1)
+    assert derived_pointers(src, "in", first, last) == ("x", "x4")
+    assert derived_pointers(src, "out", first, last) == ("y",)
+    assert derived_pointers(src, "cols", first, last) == ()
+    # a view that is written makes its parameter written (the non-const copy counts)
+    assert is_written(src, "out", first, last) and not is_written(src, "in", first, 6)
 
 
 def test_reader_never_fails_on_missing_sources(tmp_path):

@@ -42,7 +42,7 @@ from ..model import Fix
 from ...profile.demangle import unqualified_name
 from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS
 from ...sass.patterns import reloads
-from ..sources import body_range, find_function, is_written, pointer_parameters
+from ..sources import body_range, derived_pointers, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from .base import Estimator, Match, Optimizer, hottest, match_edges
 from .shared import lg_share, queue_edges
@@ -171,7 +171,10 @@ class RestrictPointer(Optimizer):
                 continue
             if is_written(lines, pname, first, last):
                 continue
-            used = any(re.search(r"\b" + re.escape(pname) + r"\b", lines[h - 1]) for h in hot_lines if 0 < h <= len(lines))
+            # the hot loads may read through a local view of the parameter (``x = in + r * cols``)
+            names = (pname, *derived_pointers(lines, pname, first, last))
+            used = any(re.search(r"\b" + re.escape(n) + r"\b", lines[h - 1])
+                       for n in names for h in hot_lines if 0 < h <= len(lines))
             if used:
                 named.append(pname)
         if not named:
