@@ -55,6 +55,9 @@ DESCRIPTIONS = {
     ("profile", "throughput_collector"): "Who measures unit throughput for the CUPTI collector: cupti (CUPTI's "
                                          "Range Profiler, first launch of each sampled kernel, the run ends once "
                                          "they are measured), ncu (ncu --metrics), or auto (cupti, else ncu).",
+    ("profile", "throughput_share"): "CUPTI counters run: unit throughput is measured for the hottest kernels "
+                                     "that together hold this share of the samples (at least the hottest; 1: "
+                                     "every sampled kernel); the others' estimates are not bounded by it.",
     ("advice", "warning"): "An estimated speedup at or above this is shown as a warning.",
     ("advice", "information"): "At or above this (and below warning): information; below: a hint.",
     ("advice", "max_per_kernel"): "At most this many advice per kernel.",
@@ -74,6 +77,7 @@ _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("profile", "sampling_period"): {"minimum": 5, "maximum": 31},
     ("profile", "launch_count"): {"minimum": 1},
     ("profile", "min_samples"): {"minimum": 0, "maximum": 10_000_000},
+    ("profile", "throughput_share"): {"exclusiveMinimum": 0, "maximum": 1},
     ("verify", "top"): {"minimum": 0, "maximum": 20},
     ("verify", "budget_s"): {"exclusiveMinimum": 0, "maximum": 3600},
     ("verify", "pairs"): {"minimum": 5, "maximum": 100},

@@ -154,3 +154,27 @@ def test_counters_run_that_measured_nothing_says_why(tmp_path):
     cfg = _replaying_harness(tmp_path, "", exit_code=3)
     got, note = throughput_pass(cfg, b.profile, None, log=lambda m: None)
     assert got is b.profile and "exited with code 3" in note
+
+
+def test_counters_run_measures_the_hottest_kernels_holding_the_configured_share(tmp_path):
+    """probe (recorded on the H100): chase holds 90.2% of the samples, stencil and localarr 4.8% and 5.0%.
+    At the default share (0.9) only chase is measured; the bundle says which kernels were left."""
+    from gpa_lsp.profile.collect import _sampled_kernels, _unmeasured_note
+    p = read_bundle(ROOT / "tests/profile/fixtures/probe.cupti.gpabundle").profile
+    chase, localarr, stencil = "_Z5chasePKiPKfPfii", "_Z8localarrPKfPfii", "_Z7stencilPKfPfii"
+    assert ProfileConfig().throughput_share == 0.9
+    assert _sampled_kernels(p, 0.9) == [chase]
+    assert _sampled_kernels(p, 0.95) == [chase, localarr]     # 90.2% + 5.0%
+    assert _sampled_kernels(p, 1.0) == [chase, localarr, stencil]
+    assert _sampled_kernels(p, 0.01) == [chase]                # at least the hottest
+    measured = replace(p, kernels=tuple(replace(k, throughput=Throughput((("l1", 50.0),))) if k.name == chase else k
+                                        for k in p.kernels))
+    note = _unmeasured_note(measured, 0.9)
+    assert "2 kernel(s) with 9.8% of the samples" in note and "stencil" in note and "localarr" in note
+    assert "chase" not in note
+    every = replace(p, kernels=tuple(replace(k, throughput=Throughput((("l1", 50.0),))) for k in p.kernels))
+    assert _unmeasured_note(every, 1.0) is None
+    # and the counters run is told only the hottest kernel's name
+    cfg = _replaying_harness(tmp_path, "", exit_code=0)
+    throughput_pass(cfg, p, None, log=lambda m: None)
+    assert json.loads((tmp_path / "env.json").read_text())["GPA_CUPTI_KERNELS"] == chase
