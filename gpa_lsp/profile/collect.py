@@ -26,6 +26,7 @@ from . import throughput as throughput_mod
 from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bundle
 from .cubins import has_line_info
 from .cupti import counters as counters_mod
+from .cupti import sample_volume
 from .cupti.builder import find_cupti, injection_library
 from .cupti.reader import read_output
 from .demangle import base_name
@@ -159,9 +160,10 @@ def _injection_env(lib, cupti, tmp: str, env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def sampling_env(config: Config, period: int) -> dict[str, str]:
-    """The injection library's settings for a sampling run (over the harness's own env)."""
-    hw = hw_buffer_override() or hw_buffer_bytes(period)
+def sampling_env(config: Config, period: int, hw_bytes: int | None = None) -> dict[str, str]:
+    """The injection library's settings for a sampling run (over the harness's own env);
+    ``hw_bytes``: the hardware buffer sized from the previous run (sample_volume.py)."""
+    hw = hw_buffer_override() or hw_bytes or hw_buffer_bytes(period)
     out = {"GPA_CUPTI_SAMPLING_PERIOD": str(period), "GPA_CUPTI_HW_BYTES": str(hw)}
     kernels = config.profile.kernels
     if kernels and len(kernels) <= counters_mod.MAX_KERNEL_NAMES:
@@ -169,12 +171,14 @@ def sampling_env(config: Config, period: int) -> dict[str, str]:
     return out
 
 
-def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks=None):
+def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks=None,
+                hw_bytes: int | None = None):
     marks = marks or Marks()
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
-        env = {**sampling_env(config, period), **dict(env)}   # [harness] env wins (GPA_CUPTI_HW_BYTES...)
+        env = {**sampling_env(config, period, hw_bytes), **dict(env)}   # [harness] env wins (GPA_CUPTI_HW_BYTES...)
         env = _injection_env(lib, cupti, tmp, env)
-        log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles) ...")
+        log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles, hardware buffer "
+            f"{int(env['GPA_CUPTI_HW_BYTES']) >> 20} MB) ...")
         res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
         marks("sampling run")
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
@@ -184,7 +188,35 @@ def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, canc
         run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
         marks("read samples")
         marks.library_marks(run.marks)
+    run.hw_bytes = int(env["GPA_CUPTI_HW_BYTES"])
+    run.filled_at = 0
     return res, run
+
+
+def _sampled(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks, volume):
+    """One sampling run with the hardware buffer sized from the previous run of this harness
+    (sample_volume.py) where gpa's and the harness's environment leave it to gpa, run again at the
+    period's size when that buffer filled (or brought nothing): samples are never lost to the
+    saving. Returns (res, run, note or None)."""
+    cache, key = volume
+    hw = None
+    if hw_buffer_override() is None and "GPA_CUPTI_HW_BYTES" not in env:
+        hw = sample_volume.sized(sample_volume.previous(cache, key), period, hw_buffer_bytes(period))
+    note = None
+    if hw is not None:
+        try:
+            res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks, hw_bytes=hw)
+            if not run.hardware_buffer_full:
+                return res, run, None
+            why = f"filled up {run.hardware_buffer_full} time(s)"
+        except ProfilingError as exc:     # no samples at all: not the buffer's doing, most likely; make sure
+            why = f"brought no samples ({exc.message})"
+        note = (f"the hardware buffer sized from this harness's last run ({hw >> 20} MB) {why}: sampled again "
+                f"with {hw_buffer_bytes(period) >> 20} MB")
+        log(note)
+    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks)
+    run.filled_at = hw if note else 0
+    return res, run, note
 
 
 def hot_kernel_samples(profile: Profile) -> int:
@@ -215,19 +247,21 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
     # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     period = config.profile.sampling_period
-    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks)
+    volume = (Path(config.resolve(".gpa")) / sample_volume.FILE,
+              sample_volume.harness_key(command, cwd, env, config.profile.kernels))
+    res, run, buffer_note = _sampled(config, period, lib, cupti, command, cwd, env, cancel, log, marks, volume)
     period_note = ""
     # too few samples for the advice to be sure (a short harness): sample more often, once
     got = hot_kernel_samples(run.profile)
     new = shorter_period(period, got, config.profile.min_samples)
     if new is not None:
         log(f"{got} samples on the hottest kernel (fewer than {config.profile.min_samples}): sampling again at 2^{new}")
-        res2, run2 = _cupti_once(config, new, lib, cupti, command, cwd, env, cancel, log, marks)
+        res2, run2, note2 = _sampled(config, new, lib, cupti, command, cwd, env, cancel, log, marks, volume)
         total2 = run2.profile.total_samples or 1
         got2 = hot_kernel_samples(run2.profile)
         if run2.profile.dropped_samples / total2 <= MAX_DROPPED and got2 > got:
             period_note = f"sampling period 2^{new} (2^{period} brought {got} samples on the hottest kernel)"
-            res, run, period = res2, run2, new
+            res, run, period, buffer_note = res2, run2, new, note2
         else:
             period_note = (f"kept sampling period 2^{period} ({got} samples): 2^{new} dropped "
                            f"{run2.profile.dropped_samples} of {total2} samples")
@@ -236,12 +270,16 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
                                               "origin": cupti.origin, "complete": run.complete,
                                               "hardware_buffer_full": run.hardware_buffer_full,
+                                              "hardware_buffer_bytes": run.hw_bytes,
+                                              "hardware_buffer_note": buffer_note,
                                               "format": run.format, "kernel_records": run.kernel_records,
                                               "activity_dropped": run.activity_dropped,
                                               "sampled_contexts": list(run.contexts),
                                               "drains": {c: list(d) for c, d in run.drains.items()}},
                                     "harness_wall_s": round(res.wall_s, 3)})
-    notes = list(run.errors) + ([period_note] if period_note else [])
+    sample_volume.remember(volume[0], volume[1], period=period, samples=run.profile.total_samples,
+                           hw_bytes=run.hw_bytes, full=bool(run.hardware_buffer_full), filled_at=run.filled_at)
+    notes = list(run.errors) + [n for n in (buffer_note, period_note) if n]
     profile = run.profile
     if config.profile.throughput:
         profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True)

@@ -52,6 +52,8 @@ class CuptiRun:
     # filter (durations-only runs: GPA_CUPTI_NO_PCSAMPLING, see gpa_lsp/verify/dynamic.py)
     durations: dict[str, list[int]] = field(default_factory=dict)
     marks: list[tuple[str, int]] = field(default_factory=list)   # Z records: (label, ns since load)
+    hw_bytes: int | None = None     # the hardware buffer the run was given (the collector sets it)
+    filled_at: int = 0              # a smaller buffer that filled before this run (the collector sets it)
 
 
 @dataclass
