@@ -17,6 +17,7 @@ import pytest
 from gpa_lsp import procs
 from gpa_lsp.errors import HarnessError
 from gpa_lsp.profile import harness
+from process_state import alive, gone
 
 pytestmark = pytest.mark.skipif(not procs.runner_available(), reason="needs Linux /proc and prctl")
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,14 +34,6 @@ HARNESS = textwrap.dedent("""\
     """)
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _pids(folder: Path, timeout: float = 60, starter: subprocess.Popen | None = None) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -53,27 +46,18 @@ def _pids(folder: Path, timeout: float = 60, starter: subprocess.Popen | None = 
     raise AssertionError("the harness did not start")
 
 
-def _gone(pids, timeout: float = 5) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_setsid_child_of_a_normal_run_is_killed(tmp_path):
     (tmp_path / "h.py").write_text(HARNESS)
     res = harness.run([sys.executable, "h.py", "exit"], cwd=tmp_path, timeout=60)
     assert res.returncode == 0
-    assert _gone(_pids(tmp_path), 2)
+    assert gone(_pids(tmp_path), 2)
 
 
 def test_a_setsid_child_of_a_timed_out_run_is_killed(tmp_path):
     (tmp_path / "h.py").write_text(HARNESS)
     with pytest.raises(HarnessError, match="timeout"):
         harness.run([sys.executable, "h.py", "hang"], cwd=tmp_path, timeout=3)
-    assert _gone(_pids(tmp_path), 2)
+    assert gone(_pids(tmp_path), 2)
 
 
 def _hangup_as_from_a_terminal():
@@ -99,7 +83,7 @@ def test_gpa_profile_killed_by_a_signal_leaves_no_harness(tmp_path, sig):
         assert all(alive(p) for p in pids)
         gpa.send_signal(sig)
         gpa.wait(10)
-        assert _gone(pids), f"left running after {sig.name}: {[p for p in pids if alive(p)]}"
+        assert gone(pids), f"left running after {sig.name}: {[p for p in pids if alive(p)]}"
     finally:
         gpa.kill()
         gpa.wait()

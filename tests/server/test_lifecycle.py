@@ -15,6 +15,8 @@ from lsprotocol import types
 
 from gpa_lsp import procs
 
+from process_state import alive
+
 from .lsp_session import save_doc, session, wait_for
 
 pytestmark = pytest.mark.skipif(not procs.runner_available(), reason="needs Linux /proc and prctl")
@@ -26,14 +28,6 @@ HARNESS = textwrap.dedent("""\
     os.replace("pids.tmp", "pids")
     time.sleep(600)
     """)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _workspace(tmp_path):

@@ -27,20 +27,14 @@ from gpa_lsp.profile.bundle import read_bundle
 from gpa_lsp.server.worker import AnalysisWorker, Cancelled, WorkerStuck
 from gpa_lsp.toolchain import find_tool
 
+from process_state import alive
+
 from .lsp_session import ANALYSIS_MODULES, module_dump_env, modules_of as _modules, session, wait_for
 
 pytestmark = pytest.mark.skipif(not procs.runner_available(), reason="needs Linux /proc and prctl")
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 STUCK, SERVED = "transpose_banks", "restrict_fir"
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _copy(tmp_path: Path, case: str) -> tuple[Path, dict]:
