@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -34,7 +35,7 @@ from .device import query_device
 from .gpu_check import require_gpu
 from .model import Profile
 from .throughput import parse_raw_csv, summarise
-from .timing import Marks, enabled as timing_enabled
+from .timing import Marks, enabled as timing_enabled, process_age
 
 
 @dataclass
@@ -45,6 +46,7 @@ class CollectResult:
     wall_s: float
     notes: list[str] = field(default_factory=list)
     launches_seen: dict[str, int] = field(default_factory=dict)
+    cubins: dict[str, bytes] | None = None   # the bundle's, when the collector kept them (no re-read)
 
     def summary(self) -> str:
         p = self.profile
@@ -292,7 +294,7 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     marks("bundle written")
     if not run.complete:
         notes.append("the harness ended before CUPTI's last flush (no END record); late samples may be missing")
-    return CollectResult(out, profile, "cupti", res.wall_s, notes, run.launches_seen)
+    return CollectResult(out, profile, "cupti", res.wall_s, notes, run.launches_seen, run.cubins)
 
 
 def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
@@ -552,7 +554,7 @@ def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_outp
                                             "launch_count": config.profile.launch_count},
                                     "harness_wall_s": round(res.wall_s, 3)})
     write_bundle(out, Bundle(profile, used, manifest))
-    return CollectResult(out, profile, "ncu", res.wall_s, notes)
+    return CollectResult(out, profile, "ncu", res.wall_s, notes, cubins=used)
 
 
 def _build_cmd(config: Config):
@@ -576,16 +578,25 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     if collector not in ("cupti", "ncu"):
         raise ProfilingError(f"unknown collector {collector!r}", "use cupti or ncu")
     log = log or (lambda m: None)
+    marks = Marks(log)
+    if marks.on and (age := process_age()) is not None:
+        log(f"timing: process start to collect {age:.3f} s (interpreter and imports)")
     require_gpu(collector)           # no driver or no device: say so before building and running
     if collector == "cupti":
         find_cupti()                 # no CUPTI: name what brings it, before the build
+    marks("gpu and cupti check")
     path = Path(out) if out else _default_out(config, collector)
     build_output = (_build(config, cancel, log) if build else None) or built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
     result = fn(config, path, cancel=cancel, log=log, build_output=build_output)
-    note = line_info_note(result.path)
+    marks.last = time.monotonic()
+    if result.cubins is not None:     # what was just written: no need to read the bundle back
+        note = _line_info_note(result.profile, result.cubins)
+    else:
+        note = line_info_note(result.path)
     if note:
         result.notes.append(note)
+    marks("line information check")
     return result
 
 
@@ -595,11 +606,15 @@ def line_info_note(bundle_path) -> str | None:
         b = read_bundle(bundle_path)
     except GpaError:
         return None
-    sampled = {k.cubin for k in b.profile.kernels}
-    bare = [k for k, data in b.cubins.items() if k in sampled and not has_line_info(data)]
+    return _line_info_note(b.profile, b.cubins)
+
+
+def _line_info_note(profile: Profile, cubins: dict[str, bytes]) -> str | None:
+    sampled = {k.cubin for k in profile.kernels}
+    bare = [k for k, data in cubins.items() if k in sampled and not has_line_info(data)]
     if not bare:
         return None
-    names = sorted({k.demangled or k.name for k in b.profile.kernels if k.cubin in bare})
+    names = sorted({k.demangled or k.name for k in profile.kernels if k.cubin in bare})
     return (f"no line information in {len(bare)} of {len(sampled)} profiled cubin(s) ({', '.join(names[:4])}"
             f"{' ...' if len(names) > 4 else ''}): their advice has no source lines. " + NO_LINE_INFO_HINT)
 

@@ -19,6 +19,19 @@ def enabled() -> bool:
     return os.environ.get(ENV, "") not in ("", "0")
 
 
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: /proc, 10 ms ticks); None elsewhere."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            data = f.read()
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        start_ticks = int(data[data.rindex(b")") + 2:].split()[19])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Marks:
     """Elapsed seconds per phase, logged as ``timing: <phase> <s>`` when enabled."""
 
