@@ -28,11 +28,12 @@ from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bu
 from .cubins import has_line_info
 from .cupti import counters as counters_mod
 from .cupti import sample_volume
+from .cupti.gated import GatedRun
 from .cupti.builder import find_cupti, injection_library
 from .cupti.reader import read_output
 from .demangle import base_name
 from .device import query_device
-from .gpu_check import require_gpu
+from .gpu_check import require_gpu, shared_compute_mode
 from .model import Profile
 from .throughput import parse_raw_csv, summarise
 from .timing import Marks, enabled as timing_enabled, process_age
@@ -124,6 +125,9 @@ def _sources(config: Config) -> list[dict]:
 # hardware buffer drains more often than CUPTI reads it on busy kernels (samples dropped)
 MIN_AUTO_PERIOD = 7
 MAX_DROPPED = 0.05
+# the counters run started during the sampling run (cupti/gated.py): "0" off, "1", "2" (config image
+# built while it waits); GPA_COUNTERS_OVERLAP in gpa's environment chooses
+OVERLAP_DEFAULT = "0"
 
 
 def hw_buffer_bytes(period: int) -> int:
@@ -239,18 +243,10 @@ def shorter_period(period: int, samples: int, want: int) -> int | None:
     return new if new < period else None
 
 
-def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
-    marks = Marks(log)
-    cupti = find_cupti()
-    lib = injection_library(cupti)
-    marks("injection library")
-    command, cwd, env = _harness_parts(config, build_output)
-    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, hw_buffer_bytes),
-    # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
-    # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
+def _sampling(config: Config, lib, cupti, command, cwd, env, cancel, log, marks, volume):
+    """The sampling run, once more at a shorter period when it brought too few samples.
+    Returns (res, run, period, hardware buffer note, period note)."""
     period = config.profile.sampling_period
-    volume = (Path(config.resolve(".gpa")) / sample_volume.FILE,
-              sample_volume.harness_key(command, cwd, env, config.profile.kernels))
     res, run, buffer_note = _sampled(config, period, lib, cupti, command, cwd, env, cancel, log, marks, volume)
     period_note = ""
     # too few samples for the advice to be sure (a short harness): sample more often, once
@@ -267,6 +263,44 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
         else:
             period_note = (f"kept sampling period 2^{period} ({got} samples): 2^{new} dropped "
                            f"{run2.profile.dropped_samples} of {total2} samples")
+    return res, run, period, buffer_note, period_note
+
+
+def _start_gated(config: Config, lib, cupti, command, cwd, env, log) -> GatedRun | None:
+    """The counters run, started now to wait for the kernel names (cupti/gated.py), where it is
+    wanted (``GPA_COUNTERS_OVERLAP``: 0 off, 1 on, 2 on with the config image built while it
+    waits) and the GPU takes a second process's context."""
+    mode = os.environ.get("GPA_COUNTERS_OVERLAP", OVERLAP_DEFAULT).strip()
+    if mode not in ("1", "2") or not config.profile.throughput or \
+            config.profile.throughput_collector not in ("auto", "cupti"):
+        return None
+    if not shared_compute_mode():
+        log("the GPU is in an exclusive compute mode: the counters run waits for the sampling run's end")
+        return None
+    timeout = config.harness.timeout * 4     # it waits through the sampling run(s) first
+    return GatedRun(command, cwd, _injection_env(lib, cupti, "", {**dict(env), **counters_mod.env([], gated=True)}),
+                    timeout=timeout, prepare=mode == "2")
+
+
+def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    marks = Marks(log)
+    cupti = find_cupti()
+    lib = injection_library(cupti)
+    marks("injection library")
+    command, cwd, env = _harness_parts(config, build_output)
+    # [harness] env may size CUPTI's buffers: GPA_CUPTI_HW_BYTES (hardware buffer, hw_buffer_bytes),
+    # GPA_CUPTI_SCRATCH_BYTES, GPA_CUPTI_DRAIN_MS (periodic drain, default 100; 0 = at launch exits only),
+    # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
+    volume = (Path(config.resolve(".gpa")) / sample_volume.FILE,
+              sample_volume.harness_key(command, cwd, env, config.profile.kernels))
+    gated = _start_gated(config, lib, cupti, command, cwd, env, log)
+    try:
+        res, run, period, buffer_note, period_note = _sampling(config, lib, cupti, command, cwd, env, cancel, log,
+                                                               marks, volume)
+    except BaseException:
+        if gated is not None:
+            gated.abort()
+        raise
     manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
                              sources=_sources(config),
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
@@ -284,7 +318,8 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     notes = list(run.errors) + [n for n in (buffer_note, period_note) if n]
     profile = run.profile
     if config.profile.throughput:
-        profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True)
+        profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
+                                            gated=gated)
         marks("throughput pass")
         partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
         notes += [n for n in (note, partial) if n]
@@ -328,7 +363,7 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
 
 
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                    log=print, with_collector: bool = False):
+                    log=print, with_collector: bool = False, gated: GatedRun | None = None):
     """Run the harness once more for unit throughput (see profile/throughput.py): under CUPTI's Range
     Profiler (``[profile] throughput_collector = "cupti"``), under ``ncu --metrics`` ("ncu"), or CUPTI
     and ncu when CUPTI could not ("auto", the default).
@@ -339,8 +374,10 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
     """
     how = config.profile.throughput_collector
     got, note, by = profile, None, None
+    if gated is not None and how not in ("auto", "cupti"):
+        gated.abort()
     if how in ("auto", "cupti"):
-        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log)
+        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, gated=gated)
         by = "cupti" if note is None else None
     if how == "ncu" or (how == "auto" and note is not None):
         first = note
@@ -354,34 +391,30 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
 
 
 def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                      log=print) -> tuple[Profile, str | None]:
+                      log=print, gated: GatedRun | None = None) -> tuple[Profile, str | None]:
     """The counters run of the injection library: the sampled kernels' first launches, replayed for
-    the unit metrics; the harness ends once they are measured (profile/cupti/counters.py)."""
+    the unit metrics; the harness ends once they are measured (profile/cupti/counters.py).
+    ``gated``: that run, started during the sampling run and waiting for the names (gated.py)."""
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
     if not sampled:
+        if gated is not None:
+            gated.abort()
         return profile, "unit throughput not measured (no sampled kernel to measure)"
+    log(f"measuring unit throughput with CUPTI's Range Profiler ({len(sampled)} kernel(s), first launch"
+        f"{', started during the sampling run' if gated is not None else ''}) ...")
+    keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"]) if os.environ.get("GPA_KEEP_CUPTI_OUT") else None
     try:
-        cupti = find_cupti()
-        lib = injection_library(cupti)
-        command, cwd, env = _harness_parts(config, build_output)
-        with tempfile.TemporaryDirectory(prefix="gpa-counters-") as tmp:
-            env = _injection_env(lib, cupti, tmp, {**dict(env), **counters_mod.env(sampled)})
-            log(f"measuring unit throughput with CUPTI's Range Profiler ({len(sampled)} kernel(s), first launch) ...")
-            failed = None
-            try:
-                harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
-            except HarnessError as exc:
-                # each launch's record is written when it is measured: a harness that fails later (a
-                # shell's next command run on what the early exit left, a crash at its end) loses none
-                if cancel is not None and cancel.is_set():
-                    raise
-                failed = exc
-            if os.environ.get("GPA_KEEP_CUPTI_OUT") and (Path(tmp) / "cupti.txt").exists():
-                keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
-                keep.mkdir(parents=True, exist_ok=True)
-                shutil.copy(Path(tmp) / "cupti.txt", keep / "counters.txt")
-            run = counters_mod.read(tmp)
-            if failed is not None and not run.rows:
+        if gated is not None:
+            gated.open(sampled)
+            run, failed = gated.wait(cancel, keep=keep)
+        else:
+            run, failed = _counters_run(config, sampled, build_output, cancel, keep)
+        if failed is not None:
+            # each launch's record is written when it is measured: a harness that fails later (a
+            # shell's next command run on what the early exit left, a crash at its end) loses none
+            if cancel is not None and cancel.is_set():
+                raise failed
+            if not run.rows:
                 raise failed
     except GpaError as exc:
         if cancel is not None and cancel.is_set():
@@ -393,6 +426,24 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
     if not any(k.throughput for k in got.kernels):
         return profile, "unit throughput not measured (CUPTI measured none of the sampled kernels)"
     return got, None
+
+
+def _counters_run(config: Config, kernels: list[str], build_output: str | None, cancel, keep: Path | None):
+    """The counters run after the sampling run: (what the library wrote, the harness's error)."""
+    cupti = find_cupti()
+    lib = injection_library(cupti)
+    command, cwd, env = _harness_parts(config, build_output)
+    with tempfile.TemporaryDirectory(prefix="gpa-counters-") as tmp:
+        env = _injection_env(lib, cupti, tmp, {**dict(env), **counters_mod.env(kernels)})
+        failed = None
+        try:
+            harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+        except HarnessError as exc:
+            failed = exc
+        if keep is not None and (Path(tmp) / "cupti.txt").exists():
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(Path(tmp) / "cupti.txt", keep / "counters.txt")
+        return counters_mod.read(tmp), failed
 
 
 def _unmeasured_note(profile: Profile, share: float) -> str | None:

@@ -45,13 +45,14 @@ class CounterRun:
 
 
 def env(kernels: Sequence[str], *, launches: int = LAUNCHES_PER_KERNEL, metrics: Sequence[str] = METRICS,
-        exit_when_done: bool = True) -> dict[str, str]:
-    """The injection library's environment for a counters run of ``kernels`` (mangled names)."""
+        exit_when_done: bool = True, gated: bool = False) -> dict[str, str]:
+    """The injection library's environment for a counters run of ``kernels`` (mangled names);
+    ``gated``: the names come later, through the gate file (gated.py)."""
     out = {"GPA_CUPTI_MODE": "counters", "GPA_CUPTI_METRICS": ",".join(metrics),
            "GPA_CUPTI_COUNTER_LAUNCHES": str(max(1, launches))}
-    if kernels:
+    if kernels and not gated:
         out["GPA_CUPTI_KERNELS"] = kernel_filter(kernels)
-    if exit_when_done and kernels:
+    if exit_when_done and (kernels or gated):
         out["GPA_CUPTI_EXIT_WHEN_DONE"] = "1"
     return out
 
