@@ -1,20 +1,29 @@
-"""One `gpa profile` against the bare harness and against Nsight Compute's own per-instruction sampling.
+"""One `gpa profile` against the bare harness, the collector before issue 17's changes, and Nsight
+Compute's own per-instruction sampling.
 
     PYTHONPATH=. python3 benchmarks/profiling/bench_one_run.py [PROJECT_DIR ...] [--repeat 3]
-        [--ncu-repeat 1] [--json OUT]
+        [--before DIR] [--cases CASE_DIR ...] [--json OUT]
 
-Per harness, in one session, interleaved round by round (medians of ``--repeat``):
+Per harness, in one session, interleaved round by round (medians of ``--repeat``), every
+command whole as a user waits for it (Python start-up, bundle written), with
+``GPA_PROFILE_TIMING=1`` (a few lines of marks; where the time goes):
 - ``bare``: the harness alone;
-- ``default``: ``python3 -m gpa_lsp.commands.profile DIR --no-build`` with the project's settings
-  (CUPTI PC sampling, then unit throughput: ``[profile] throughput_collector``, auto = CUPTI's
-  Range Profiler), the whole command as a user waits for it (Python start-up, bundle written);
-- ``sampling``: the same with ``--no-throughput`` (what the editor waits for before the advice);
-- ``ncu``: ``ncu --section SourceCounters --section WarpStateStats -c 5`` on the harness, the
-  comparison of the issue (no export, no conversion);
-- ``ncu_throughput`` (once): the default with ``--throughput-collector ncu``, the pass it replaces.
-Targets (issue 17): default <= 2x bare on a 0.4 s harness, <= 1.2x on a 3 s one, and at least 4x
-faster than ncu's per-instruction sampling on every harness. Needs a GPU and ncu; standard
-library only, so it runs on the GPU machine as it is.
+- ``before``: ``python3 -m gpa_lsp.commands.profile DIR --no-build`` from the tree in ``--before``
+  (the package as it was, e.g. ``git archive`` of the commit before), its defaults;
+- ``default``: the same command from this tree (the hardware buffer sized from the previous run,
+  which the warm-up run records; the counters run for the hottest kernels only);
+- ``overlap1`` / ``overlap2``: ``default`` with ``GPA_COUNTERS_OVERLAP=1`` / ``2`` (the counters
+  run started during the sampling run, waiting at its context; 2: config image built meanwhile);
+- ``sampling``: ``default`` with ``--no-throughput`` (what the editor waits for before the advice);
+- ``cold`` (once): ``default`` without the previous run's sample count (first profile of a harness);
+- ``ncu`` (``--ncu-repeat``): ``ncu --section SourceCounters --section WarpStateStats -c 5`` on the
+  harness, the comparison of the issue (no export, no conversion).
+Each gpa run keeps from its bundle: samples, the hardware buffer, unit throughput per kernel and
+the notes, so the variants can be checked to measure the same. ``--cases``: kernels/ cases run
+once each with ``default`` and ``overlap2`` (their unit throughput against ncu's recorded
+figures: ``benchmarks/profiling/README.md``). Targets (issue 17): default <= 2x bare on a 0.4 s
+harness, <= 1.2x on a 3 s one, at least 4x faster than ncu's per-instruction sampling. Needs a
+GPU and ncu; standard library only, so it runs on the GPU machine as it is.
 """
 
 from __future__ import annotations
@@ -35,67 +44,143 @@ sys.path.insert(0, str(REPO))
 from gpa_lsp.build import build  # noqa: E402
 from gpa_lsp.config import load  # noqa: E402
 from gpa_lsp.profile import harness  # noqa: E402
+from gpa_lsp.profile.bundle import read_bundle  # noqa: E402
 from gpa_lsp.profile.collect import _harness_parts  # noqa: E402
+from gpa_lsp.profile.cupti import sample_volume  # noqa: E402
 from gpa_lsp.profile.cupti.builder import find_cupti, injection_library  # noqa: E402
 from gpa_lsp.toolchain import find_tool  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PROJECTS = ("probe", "long_1s", "long_run", "long_5s")
+GPA_TIMEOUT_S = 180
 
 
-def _timed(argv, cwd, env=None) -> tuple[float, str]:
+def _timed(argv, cwd, env=None, timeout=GPA_TIMEOUT_S) -> tuple[float, int, str]:
     t0 = time.monotonic()
-    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                          timeout=900)
-    wall = time.monotonic() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[:4]} exited {proc.returncode}: {(proc.stderr or proc.stdout)[-2000:]}")
-    return wall, proc.stderr + proc.stdout
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
+        rc, text = proc.returncode, proc.stderr + proc.stdout
+    except subprocess.TimeoutExpired as exc:
+        rc, text = 124, f"timed out after {timeout} s: {exc}"
+    return time.monotonic() - t0, rc, text
 
 
-def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path) -> dict:
+def _bundle_facts(path: Path) -> dict:
+    """What a run measured: samples, the hardware buffer, unit throughput per kernel, notes."""
+    try:
+        b = read_bundle(path)
+    except Exception as exc:   # noqa: BLE001 - a benchmark records, never stops
+        return {"error": str(exc)}
+    per: dict[str, int] = {}
+    for pc in b.profile.pcs:
+        per[pc.function] = per.get(pc.function, 0) + pc.total
+    cupti = b.manifest.get("cupti", {})
+    return {"samples": b.profile.total_samples, "per_kernel": per,
+            "hw_bytes": cupti.get("hardware_buffer_bytes"), "hw_full": cupti.get("hardware_buffer_full"),
+            "hw_note": cupti.get("hardware_buffer_note"), "throughput_manifest": b.manifest.get("throughput"),
+            "units": {k.name: dict(k.throughput.units) for k in b.profile.kernels if k.throughput is not None}}
+
+
+def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Path | None) -> dict:
     config = load(project)
-    exe = build(config).check().output
+    exe = build(config).check().output if config.build.sources or config.build.command else None
     command, cwd, env0 = _harness_parts(config, exe)
     argv, _ = harness.argv_of(command)
-    ncu = find_tool("ncu", config.profile.ncu)
-    env = {**os.environ, **dict(env0), "PYTHONPATH": str(REPO)}
+    ncu = find_tool("ncu", config.profile.ncu) if ncu_repeat else None
+    timing = {"GPA_PROFILE_TIMING": "1"}
+    env = {**os.environ, **dict(env0), "PYTHONPATH": str(REPO), **timing}
+    env_before = {**env, "PYTHONPATH": str(before)} if before else None
     gpa = [sys.executable, "-m", "gpa_lsp.commands.profile", str(project), "--no-build"]
     bundle = out_dir / f"{project.name}.gpabundle"
+    cache = Path(config.resolve(".gpa")) / sample_volume.FILE
 
     def bare():
         return harness.run(command, cwd=cwd, env=dict(env0), timeout=600).wall_s
 
-    bare()   # warm the driver and the disk cache
-    _timed([*gpa, "--out", str(bundle)], REPO, env)   # and the injection library's cache
-    runs: dict[str, list[float]] = {"bare": [], "default": [], "sampling": [], "ncu": [], "ncu_throughput": []}
+    variants = {
+        "before": ([*gpa, "--out", str(bundle)], env_before),
+        "default": ([*gpa, "--out", str(bundle)], env),
+        "overlap1": ([*gpa, "--out", str(bundle)], {**env, "GPA_COUNTERS_OVERLAP": "1"}),
+        "overlap2": ([*gpa, "--out", str(bundle)], {**env, "GPA_COUNTERS_OVERLAP": "2"}),
+        "sampling": ([*gpa, "--no-throughput", "--out", str(bundle)], env),
+    }
+    if before is None:
+        del variants["before"]
+    runs: dict[str, list[float]] = {"bare": [], **{k: [] for k in variants}, "cold": [], "ncu": []}
+    facts: dict[str, list[dict]] = {k: [] for k in [*variants, "cold"]}
     logs: dict[str, str] = {}
+    failures: list[dict] = []
+
+    def gpa_run(name, argv_, env_):
+        bundle.unlink(missing_ok=True)
+        t, rc, text = _timed(argv_, REPO, env_)
+        logs[name] = text[-4000:]
+        if rc != 0:
+            failures.append({"variant": name, "rc": rc, "log": text[-3000:]})
+            return
+        runs[name].append(t)
+        facts[name].append({"wall_s": round(t, 3), **_bundle_facts(bundle)})
+
+    bare()                                          # warm the driver and the disk cache
+    cache.unlink(missing_ok=True)
+    gpa_run("cold", *variants["default"])           # first profile of this harness: no sample count yet
+    if before is not None:
+        _timed(variants["before"][0], REPO, variants["before"][1])   # the old tree's injection library built
     for _ in range(repeat):
         runs["bare"].append(bare())
-        t, logs["default"] = _timed([*gpa, "--out", str(bundle)], REPO, env)
-        runs["default"].append(t)
-        t, logs["sampling"] = _timed([*gpa, "--no-throughput", "--out", str(bundle)], REPO, env)
-        runs["sampling"].append(t)
+        for name, (argv_, env_) in variants.items():
+            gpa_run(name, argv_, env_)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(ncu_repeat):
-            t, _ = _timed([ncu, "--section", "SourceCounters", "--section", "WarpStateStats", "-c", "5",
-                           "-f", "-o", str(Path(tmp) / "r"), *argv], cwd, dict(env0))
-            runs["ncu"].append(t)
-    t, logs["ncu_throughput"] = _timed([*gpa, "--throughput-collector", "ncu", "--out", str(bundle)], REPO, env)
-    runs["ncu_throughput"].append(t)
-    # the default once more with the timing marks, for where the time goes
-    _, logs["timing"] = _timed([*gpa, "--out", str(bundle)], REPO, {**env, "GPA_PROFILE_TIMING": "1"})
+            t, rc, _ = _timed([ncu, "--section", "SourceCounters", "--section", "WarpStateStats", "-c", "5",
+                               "-f", "-o", str(Path(tmp) / "r"), *argv], cwd, dict(env0), timeout=300)
+            if rc == 0:
+                runs["ncu"].append(t)
     med = {k: statistics.median(v) for k, v in runs.items() if v}
-    return {
-        "project": str(project.relative_to(REPO)) if project.is_relative_to(REPO) else str(project),
-        "harness": list(argv), "sampling_period": config.profile.sampling_period,
-        "repeat": repeat, "median_s": med, "runs": runs,
-        "default_over_bare": med["default"] / med["bare"],
-        "sampling_over_bare": med["sampling"] / med["bare"],
-        "ncu_over_default": med["ncu"] / med["default"],
-        "ncu_throughput_over_default": med["ncu_throughput"] / med["default"],
-        "logs": {k: v[-3000:] for k, v in logs.items()},
-    }
+    row = {"project": str(project.relative_to(REPO)) if project.is_relative_to(REPO) else str(project),
+           "harness": list(argv), "sampling_period": config.profile.sampling_period, "repeat": repeat,
+           "median_s": med, "runs": runs, "facts": facts, "failures": failures, "logs": logs}
+    for k in ("before", "default", "overlap1", "overlap2", "sampling", "cold"):
+        if k in med and "bare" in med:
+            row[f"{k}_over_bare"] = med[k] / med["bare"]
+        if k in med and "ncu" in med:
+            row[f"ncu_over_{k}"] = med["ncu"] / med[k]
+    return row
+
+
+def case_units(case: Path, out_dir: Path) -> dict:
+    """A kernels/ case profiled once with the default and once with overlap2: the units measured."""
+    config = load(case)
+    build(config).check()
+    gpa = [sys.executable, "-m", "gpa_lsp.commands.profile", str(case), "--no-build"]
+    bundle = out_dir / f"{case.name}.gpabundle"
+    got = {}
+    for name, extra in (("default", {}), ("overlap2", {"GPA_COUNTERS_OVERLAP": "2"})):
+        bundle.unlink(missing_ok=True)
+        t, rc, text = _timed([*gpa, "--out", str(bundle)], REPO, {"PYTHONPATH": str(REPO), **extra})
+        got[name] = {"wall_s": round(t, 3), "rc": rc, **(_bundle_facts(bundle) if rc == 0 else {"log": text[-3000:]})}
+    return got
+
+
+def startup(before: Path | None) -> dict:
+    """Python's share: the interpreter, the profile command's imports, the gpa dispatcher's."""
+    out: dict[str, list[float]] = {}
+    trees = [("new", REPO)] + ([("before", before)] if before else [])
+    for _ in range(5):
+        for label, tree in trees:
+            for what, argv in (("python", [sys.executable, "-c", "pass"]),
+                               ("import_profile", [sys.executable, "-c", "import gpa_lsp.commands.profile"]),
+                               ("gpa_profile_help", [sys.executable, "-m", "gpa_lsp.cli", "profile", "--help"])):
+                t, rc, _ = _timed(argv, REPO, {"PYTHONPATH": str(tree)})
+                if rc == 0:
+                    out.setdefault(f"{label}:{what}", []).append(round(t, 4))
+    got = {k: {"median_s": statistics.median(v), "runs": v} for k, v in out.items()}
+    for label, tree in trees:    # which package each label imported (an installed one could shadow PYTHONPATH)
+        _, _, text = _timed([sys.executable, "-c", "import gpa_lsp; print(gpa_lsp.__file__)"], REPO,
+                            {"PYTHONPATH": str(tree)})
+        got[f"{label}:package"] = text.strip()
+    return got
 
 
 def main() -> int:
@@ -103,31 +188,42 @@ def main() -> int:
     ap.add_argument("projects", nargs="*", default=[str(HERE / p) for p in DEFAULT_PROJECTS])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ncu-repeat", type=int, default=1)
+    ap.add_argument("--before", help="a tree holding the gpa_lsp package to compare with")
+    ap.add_argument("--cases", nargs="*", default=[])
     ap.add_argument("--json")
     args = ap.parse_args()
+    before = Path(args.before).resolve() if args.before else None
     cupti = find_cupti()
     injection_library(cupti)
-    rows = []
+    rows: list[dict] = []
     out = {"device": _device(), "cupti": {"library": str(cupti.library), "api_version": cupti.api_version},
-           "date": time.strftime("%Y-%m-%d"), "rows": rows}
+           "date": time.strftime("%Y-%m-%d"), "rows": rows, "cases": {}}
+
+    def save():
+        if args.json:   # after each step: a run stopped at its time limit keeps what it has
+            Path(args.json).write_text(json.dumps(out, indent=1))
+
+    out["startup"] = startup(before)
+    save()
     with tempfile.TemporaryDirectory() as tmp:
         for p in args.projects:
-            row = bench(Path(p).resolve(), args.repeat, args.ncu_repeat, Path(tmp))
+            row = bench(Path(p).resolve(), args.repeat, args.ncu_repeat, Path(tmp), before)
             rows.append(row)
-            if args.json:   # after each harness: a run stopped at its time limit keeps what it has
-                Path(args.json).write_text(json.dumps(out, indent=1))
+            save()
             m = row["median_s"]
-            print(f"{row['project']}: bare {m['bare']:.2f} s | default {m['default']:.2f} s "
-                  f"({row['default_over_bare']:.2f}x bare) | sampling only {m['sampling']:.2f} s "
-                  f"({row['sampling_over_bare']:.2f}x) | ncu sampling {m['ncu']:.2f} s "
-                  f"({row['ncu_over_default']:.2f}x default) | default with ncu --metrics {m['ncu_throughput']:.2f} s",
+            print(f"{row['project']}: " + " | ".join(f"{k} {v:.2f} s" for k, v in m.items())
+                  + f" | failures {len(row['failures'])}", flush=True)
+        for c in args.cases:
+            out["cases"][Path(c).name] = case_units(Path(c).resolve(), Path(tmp))
+            save()
+            print(c, {k: (v["wall_s"], v["rc"], v.get("units")) for k, v in out["cases"][Path(c).name].items()},
                   flush=True)
     return 0
 
 
 def _device() -> str:
     try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,compute_mode", "--format=csv,noheader"],
                               capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"

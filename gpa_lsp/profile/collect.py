@@ -420,6 +420,8 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
         if cancel is not None and cancel.is_set():
             raise
         return profile, f"unit throughput not measured ({exc.message})"
+    if timing_enabled():
+        Marks(log).library_marks(run.marks)
     if not run.rows:
         return profile, f"unit throughput not measured ({counters_mod.why_not(run)})"
     got = attach_throughput(profile, run.rows, "none")

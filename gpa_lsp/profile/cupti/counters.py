@@ -42,6 +42,7 @@ class CounterRun:
     passes: int | None = None
     complete: bool = False
     exited_early: bool = False
+    marks: list[tuple[str, int]] = field(default_factory=list)   # Z records (GPA_CUPTI_TIMING)
 
 
 def env(kernels: Sequence[str], *, launches: int = LAUNCHES_PER_KERNEL, metrics: Sequence[str] = METRICS,
@@ -96,6 +97,8 @@ def parse(text: str) -> CounterRun:
                 run.errors.append(" ".join(parts[3:]) + f" (CUPTI error {parts[2]})")
             elif tag == "F":
                 run.exited_early = True
+            elif tag == "Z":
+                run.marks.append((parts[1], int(parts[2])))
             elif tag == "END":
                 run.complete = True
         except (IndexError, ValueError):
