@@ -52,7 +52,8 @@ from gpa_lsp.toolchain import find_tool  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PROJECTS = ("probe", "long_1s", "long_run", "long_5s")
-GPA_TIMEOUT_S = 180
+GPA_TIMEOUT_S = 60
+BROKEN: set[str] = set()      # variants that timed out once: skipped from then on (the device time is short)
 
 
 def _timed(argv, cwd, env=None, timeout=GPA_TIMEOUT_S) -> tuple[float, int, str]:
@@ -98,6 +99,7 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     def bare():
         return harness.run(command, cwd=cwd, env=dict(env0), timeout=600).wall_s
 
+    # python -m and -c put the working folder first on sys.path: each tree runs from its own root
     variants = {
         "before": ([*gpa, "--out", str(bundle)], env_before),
         "default": ([*gpa, "--out", str(bundle)], env),
@@ -113,11 +115,15 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     failures: list[dict] = []
 
     def gpa_run(name, argv_, env_):
+        if name in BROKEN:
+            return
         bundle.unlink(missing_ok=True)
-        t, rc, text = _timed(argv_, REPO, env_)
+        t, rc, text = _timed(argv_, before if name == "before" else REPO, env_)
         logs[name] = text[-4000:]
         if rc != 0:
             failures.append({"variant": name, "rc": rc, "log": text[-3000:]})
+            if rc == 124:
+                BROKEN.add(name)
             return
         runs[name].append(t)
         facts[name].append({"wall_s": round(t, 3), **_bundle_facts(bundle)})
@@ -126,7 +132,7 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     cache.unlink(missing_ok=True)
     gpa_run("cold", *variants["default"])           # first profile of this harness: no sample count yet
     if before is not None:
-        _timed(variants["before"][0], REPO, variants["before"][1])   # the old tree's injection library built
+        _timed(variants["before"][0], before, variants["before"][1])   # the old tree's injection library built
     for _ in range(repeat):
         runs["bare"].append(bare())
         for name, (argv_, env_) in variants.items():
@@ -157,6 +163,8 @@ def case_units(case: Path, out_dir: Path) -> dict:
     bundle = out_dir / f"{case.name}.gpabundle"
     got = {}
     for name, extra in (("default", {}), ("overlap2", {"GPA_COUNTERS_OVERLAP": "2"})):
+        if name in BROKEN:
+            continue
         bundle.unlink(missing_ok=True)
         t, rc, text = _timed([*gpa, "--out", str(bundle)], REPO, {"PYTHONPATH": str(REPO), **extra})
         got[name] = {"wall_s": round(t, 3), "rc": rc, **(_bundle_facts(bundle) if rc == 0 else {"log": text[-3000:]})}
@@ -172,12 +180,12 @@ def startup(before: Path | None) -> dict:
             for what, argv in (("python", [sys.executable, "-c", "pass"]),
                                ("import_profile", [sys.executable, "-c", "import gpa_lsp.commands.profile"]),
                                ("gpa_profile_help", [sys.executable, "-m", "gpa_lsp.cli", "profile", "--help"])):
-                t, rc, _ = _timed(argv, REPO, {"PYTHONPATH": str(tree)})
+                t, rc, _ = _timed(argv, tree, {"PYTHONPATH": str(tree)})
                 if rc == 0:
                     out.setdefault(f"{label}:{what}", []).append(round(t, 4))
     got = {k: {"median_s": statistics.median(v), "runs": v} for k, v in out.items()}
     for label, tree in trees:    # which package each label imported (an installed one could shadow PYTHONPATH)
-        _, _, text = _timed([sys.executable, "-c", "import gpa_lsp; print(gpa_lsp.__file__)"], REPO,
+        _, _, text = _timed([sys.executable, "-c", "import gpa_lsp; print(gpa_lsp.__file__)"], tree,
                             {"PYTHONPATH": str(tree)})
         got[f"{label}:package"] = text.strip()
     return got
