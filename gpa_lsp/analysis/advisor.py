@@ -8,6 +8,7 @@ reader); ``advise_bundle`` reads a recorded bundle and calls it.
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
@@ -23,9 +24,10 @@ from gpa_lsp.sass.model import Function, Program
 
 from .blame import blame_function
 from .context import KernelContext
+from .line_stats import line_stats
 from .parallelism import mlp_bound
 from .ranking import limiter, rank
-from .model import Advice, HotRegion, Hotspot, KernelReport, LineStats, Location, Report
+from .model import Advice, HotRegion, Hotspot, KernelReport, Location, Report
 from .occupancy import device_for, occupancy
 from .optimizers import REGISTRY, ChangeKind, Estimator, Match, Optimizer
 from .sources import LineReader, find_function, make_reader
@@ -162,9 +164,13 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     total = ctx.total or 1
     pairs: dict[tuple[int, int], list] = {}
     for e in m.edges:
-        got = pairs.setdefault((e.def_, e.use), [0.0, e.distance, e.reason])
+        key = (e.def_, e.use)
+        got = pairs.get(key)
+        if got is None:
+            got = pairs[key] = [0.0, e.distance, e.reason]
         got[0] += e.stall
-        got[1] = max(got[1], e.distance)
+        if e.distance > got[1]:
+            got[1] = e.distance
     hot = sorted(pairs.items(), key=lambda kv: -kv[1][0])
     # Hotspot objects only for the pairs shown (the top few overall and per region): a large
     # match has 10^4 pairs, of which a region needs only the source lines
@@ -180,10 +186,15 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     loc_at = ctx.location
     # regions: innermost loop of the def, else the function
     regions: dict[object, list] = {}
+    region_of: dict[int, tuple] = {}      # def offset -> (key, loop, site): pairs share their defs
     for i, ((d, u), v) in enumerate(hot):
-        site = ctx.site(d)
-        lp = ctx.loop_of(d)
-        key = (site.function.name, lp.header_offset) if lp else (site.function.name if site else "", None)
+        got = region_of.get(d)
+        if got is None:
+            site = ctx.site(d)
+            lp = ctx.loop_of(d)
+            key = (site.function.name, lp.header_offset) if lp else (site.function.name if site else "", None)
+            got = region_of[d] = (key, lp, site)
+        key, lp, site = got
         r = regions.get(key)
         if r is None:
             r = regions[key] = [lp, site, 0.0, []]
@@ -242,6 +253,9 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
                   hides_latency=latency)
 
 
+_stall = attrgetter("stall")
+
+
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:
     """Where the advice is shown: the source line whose defs carry the most of what the
     estimator counts, or the fix's line for advice whose cost belongs to a region.
@@ -278,10 +292,12 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     # throttle on other instructions behind the matched ones in a shared queue (optimizers/shared.py) is
     # part of the cost, not a place to change
     queued = m.queue_uses
-    for e in sorted(m.edges, key=lambda e: -e.stall):
+    loc_at = ctx.location
+    # by stall, descending; reverse=True keeps equal stalls in their order, as key=-stall did
+    for e in sorted(m.edges, key=_stall, reverse=True):
         if queued and e.category == "self" and e.use in queued:
             continue
-        loc = ctx.location(e.def_)
+        loc = loc_at(e.def_)
         if loc is None or not loc.line:
             continue
         key = (loc.file, e.def_) if latency else (loc.file, loc.line)
@@ -306,61 +322,6 @@ def _kernel_line(ctx: KernelContext) -> tuple[str | None, int | None]:
         if got:
             return file, got
     return file, min(l.line for l in locs if l.file == file)
-
-
-def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...]:
-    """Per source line: own samples, issued, reasons, blamed samples by category and origin, its SASS."""
-    own: dict[tuple[str, int], dict] = {}
-
-    def slot(file: str, line: int) -> dict:
-        got = own.get((file, line))
-        if got is None:
-            got = own[(file, line)] = {"samples": 0, "issued": 0, "reasons": defaultdict(int), "blamed": 0.0,
-                                       "cats": defaultdict(float), "from": defaultdict(float), "ins": []}
-        return got
-
-    pcs = ctx.pcs
-    total_at, issued_at = ctx.total_at, ctx.issued_at
-    for fb in ctx.blames:
-        for ins in fb.function.instructions:
-            loc = ins.loc
-            if loc is None:
-                continue
-            off = ins.offset
-            p = pcs.get(off)
-            s = slot(loc.file, loc.line)
-            s["ins"].append((off, ins.text or f"{ins.opcode} {', '.join(ins.operands)}", total_at[off] if p else 0))
-            if p is not None:
-                s["samples"] += total_at[off]
-                s["issued"] += issued_at[off]
-                reasons = s["reasons"]
-                for r, n in p.stalls:
-                    reasons[r] += n
-    location = ctx.location
-    for e in ctx.edges:
-        if e.category == "self":
-            continue
-        d = location(e.def_)
-        u = location(e.use)
-        if d is None:
-            continue
-        s = slot(d.file, d.line)
-        s["blamed"] += e.stall
-        s["cats"][e.category] += e.stall
-        if u is not None:
-            s["from"][(path_map(u.file), u.line)] += e.stall
-    out = []
-    for (file, line), s in sorted(own.items()):
-        if s["samples"] == 0 and s["blamed"] == 0:
-            continue
-        out.append(LineStats(
-            file=path_map(file), line=line, samples=s["samples"], issued=s["issued"],
-            by_reason=tuple(sorted(s["reasons"].items(), key=lambda kv: -kv[1])),
-            blamed=round(s["blamed"], 6),
-            blamed_by_category=tuple(sorted(((k, round(v, 6)) for k, v in s["cats"].items()), key=lambda kv: -kv[1])),
-            blamed_from=tuple(sorted(((f, l, round(v, 6)) for (f, l), v in s["from"].items()), key=lambda t: -t[2])),
-            instructions=tuple(s["ins"])))
-    return tuple(out)
 
 
 def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str, str]] = (),

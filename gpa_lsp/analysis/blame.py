@@ -25,6 +25,7 @@ Semantics kept from GPA:
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
@@ -109,6 +110,8 @@ def _add_def(entries: tuple, new: _Entry) -> tuple:
 
 
 def _merge(a: tuple, b: tuple) -> tuple:
+    """The entries of ``a`` then those of ``b`` not in ``a``, one per def: distances and cycles the
+    minimum, read only if read on both paths; guard and read-barrier flag of the first seen."""
     if a == b:
         return a
     if len(a) == 1 and len(b) == 1:     # the common case, without the bookkeeping below
@@ -116,6 +119,27 @@ def _merge(a: tuple, b: tuple) -> tuple:
         if x[0] != y[0]:
             return (x, y)
         return ((x[0], x[1], min(x[2], y[2]), min(x[3], y[3]), x[4] and y[4], x[5]),)
+    # Joins after loops that may be skipped meet long lists (a register's defs from the last few
+    # loops, within their horizon) that share few defs: keep ``a``'s entries as they are and
+    # rebuild only the shared ones. A list holding one def twice (a scoreboard set again before
+    # its wait) takes the general path, which also merges those.
+    pos = {e[0]: k for k, e in enumerate(a)}
+    if len(pos) != len(a):
+        return _merge_general(a, b)
+    out = list(a)
+    for e in b:
+        k = pos.get(e[0])
+        if k is None:
+            pos[e[0]] = len(out)
+            out.append(e)
+        else:
+            o = out[k]
+            if o != e:
+                out[k] = (o[0], o[1], min(o[2], e[2]), min(o[3], e[3]), o[4] and e[4], o[5])
+    return tuple(out)
+
+
+def _merge_general(a: tuple, b: tuple) -> tuple:
     pos: dict[int, int] = {}
     out: list[list] = []
     for e in a + b:
@@ -142,6 +166,7 @@ class _Prepared:
     # per def: the distance and the cycles from which it can no longer stall a use (``def_limits``);
     # None: keep every reaching def (callers that want them all, e.g. deletion.py)
     horizon: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    limits: tuple[tuple[str | None, int, int], ...] | None = None   # ``def_limits`` per instruction (with sm)
 
 
 def def_limits(ins: Instruction, sm: int) -> tuple[str | None, int, int]:
@@ -159,17 +184,41 @@ def def_limits(ins: Instruction, sm: int) -> tuple[str | None, int, int]:
     return bname, lo, hi
 
 
+def _limits_key(ins: Instruction) -> tuple:
+    """What ``def_limits`` reads of an instruction (opcode, memory space, write barrier; see
+    ``defuse.latency``): instructions with the same key have the same limits."""
+    c = ins.control
+    return (ins.opcode, ins.memory.space if ins.memory is not None else None, c is None,
+            c.write_barrier if c is not None else None)
+
+
+def _registers(regs, table: dict) -> tuple[str, ...]:
+    """``regs`` without the zero registers, sorted; shared through ``table`` (kernels repeat a few
+    hundred register sets over 10^4 instructions)."""
+    try:
+        got = table.get(regs)
+    except TypeError:       # not hashable (a set built by hand)
+        got = None
+    if got is None:
+        zero = defuse.ZERO_REGISTERS
+        got = tuple(sorted(r for r in regs if r not in zero))
+        with contextlib.suppress(TypeError):
+            table[regs] = got
+    return got
+
+
 def _prepare(function: Function, sm: int | None = None) -> _Prepared:
     """Per-instruction resources, read once. The scoreboard tuples depend only on the control
     code's fields, so they are shared through small tables (a kernel has 10^4 instructions and a
-    few dozen distinct control codes). With ``sm``, also each def's horizon (see ``_transfer``)."""
+    few dozen distinct control codes); so are the register tuples and the latency limits. With
+    ``sm``, also each def's horizon (see ``_transfer``) and its ``def_limits``."""
     uses, waits, defs, bdefs, guards, stall = [], [], [], [], [], []
-    zero = defuse.ZERO_REGISTERS
     wait_table: dict[int, tuple[str, ...]] = {}                          # wait mask -> B names
     bar_table: dict[tuple, tuple[tuple[str, bool], ...]] = {}            # (write, read barrier) -> defs
+    reg_table: dict = {}                                                 # register set -> sorted tuple
     for ins in function.instructions:
-        uses.append(tuple(sorted(r for r in ins.srcs if r not in zero)))
-        defs.append(tuple(sorted(r for r in ins.dsts if r not in zero)))
+        uses.append(_registers(ins.srcs, reg_table))
+        defs.append(_registers(ins.dsts, reg_table))
         guards.append((ins.predicate, ins.predicate_negated) if ins.predicate else None)
         c = ins.control
         if c is None:
@@ -187,16 +236,24 @@ def _prepare(function: Function, sm: int | None = None) -> _Prepared:
             bd = bar_table[key] = defuse.barrier_defs(ins)
         bdefs.append(bd)
         stall.append(max(1, c.stall))
-    horizon = None
+    horizon = limits = None
     if sm is not None:
         inf = float("inf")
-        dist, cyc = [], []
+        dist, cyc, lims = [], [], []
+        lim_table: dict[tuple, tuple] = {}
         for ins in function.instructions:
-            bname, lo, hi = def_limits(ins, sm)
+            key = _limits_key(ins)
+            got = lim_table.get(key)
+            if got is None:
+                got = lim_table[key] = def_limits(ins, sm)
+            lims.append(got)
+            bname, lo, hi = got
             dist.append(inf if bname is not None else lo)
             cyc.append(hi if bname is not None else inf)
         horizon = (tuple(dist), tuple(cyc))
-    return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall), horizon)
+        limits = tuple(lims)
+    return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall), horizon,
+                     limits)
 
 
 def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | None, wanted) -> dict:
@@ -213,19 +270,33 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
         u = uses[i]
         w = waits[i]
         if record is not None and i in wanted:
+            # _note, inlined (10^5 calls on a large kernel)
             deps: dict[int, list] = {}
             for r in u:
                 for e in get(r, ()):
                     if e[4]:
                         continue  # an earlier unguarded reader absorbed the stall
-                    if horizon is not None and not e[5] and (e[2] + p >= dist_lim[e[0]] or e[3] + cyc >= cyc_lim[e[0]]):
+                    k = e[0]
+                    d, c = e[2] + p, e[3] + cyc
+                    if horizon is not None and not e[5] and (d >= dist_lim[k] or c >= cyc_lim[k]):
                         continue  # past its horizon: as if pruned at the last block's exit (below)
-                    _note(deps, e, p, cyc, r)
+                    got = deps.get(k)
+                    if got is None:
+                        deps[k] = [d, c, [r], e[5]]
+                    else:
+                        if d < got[0]:
+                            got[0] = d
+                        if c < got[1]:
+                            got[1] = c
+                        got[2].append(r)
+                        got[3] = got[3] and e[5]
                     if e[1] is None or (g is not None and e[1] == g):
                         break
             for r in w:
                 for e in get(r, ()):
-                    if horizon is not None and not e[5] and e[3] + cyc >= cyc_lim[e[0]]:
+                    k = e[0]
+                    c = e[3] + cyc
+                    if horizon is not None and not e[5] and c >= cyc_lim[k]:
                         continue
                     _note(deps, e, p, cyc, r)
             record[i] = deps
@@ -239,7 +310,7 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
                         if not e[4]:
                             cur[r] = ((e[0], e[1], e[2], e[3], True, e[5]),)
                     else:
-                        cur[r] = tuple((e[0], e[1], e[2], e[3], True, e[5]) for e in es)
+                        cur[r] = tuple([(k, eg, d, c, True, via) for k, eg, d, c, _, via in es])
         for r in w:
             if r in cur:
                 del cur[r]
@@ -269,10 +340,10 @@ def _transfer(flow: Flow, prep: _Prepared, b: int, state: dict, record: dict | N
             if e[5] or (d < dist_lim[e[0]] and c < cyc_lim[e[0]]):
                 out[r] = ((e[0], e[1], d, c, e[4], e[5]),)
             continue
-        kept = tuple((e[0], e[1], e[2] + n, e[3] + cyc, e[4], e[5]) for e in es
-                     if e[5] or (e[2] + n < dist_lim[e[0]] and e[3] + cyc < cyc_lim[e[0]]))
+        kept = [(k, g, d + n, c + cyc, rd, via) for k, g, d, c, rd, via in es
+                if via or (d + n < dist_lim[k] and c + cyc < cyc_lim[k])]
         if kept:
-            out[r] = kept
+            out[r] = tuple(kept)
     return out
 
 
@@ -317,9 +388,14 @@ def reaching_defs(function: Function, flow: Flow | None = None, wanted=None,
         if not changed:
             break
     out: dict[int, tuple[Dependence, ...]] = {}
+    new = tuple.__new__     # Dependence(...) without its Python-level __new__ (10^5 of them)
     for i, deps in record.items():
-        out[i] = tuple(Dependence(k, max(1, v[0]), max(0, v[1]), tuple(sorted(set(v[2]))), bool(v[3]))
-                       for k, v in sorted(deps.items()))
+        got = []
+        for k, v in sorted(deps.items()):
+            res = v[2]
+            res = (res[0],) if len(res) == 1 else tuple(sorted(set(res)))
+            got.append(new(Dependence, (k, max(1, v[0]), max(0, v[1]), res, bool(v[3]))))
+        out[i] = tuple(got)
     return out
 
 
@@ -383,23 +459,30 @@ def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm
     return tuple(hot)
 
 
-def _eligible(function: Function, deps: tuple[Dependence, ...], reason: str,
-              _cls: dict | None = None) -> list[tuple[Dependence, str]]:
-    ins = function.instructions
+# the def classes a dependency stall can be blamed on, per GPA category of the stall reason
+ELIGIBLE: dict[str, frozenset[str]] = {"memory_dependency": MEMORY_CLASSES,
+                                       "execution_dependency": EXECUTION_CLASSES,
+                                       "synchronization": frozenset({"synchronization"})}
+
+
+def _classes(ins, deps: tuple[Dependence, ...], cache: dict) -> list[tuple[Dependence, str]]:
+    """(dep, ``defuse.def_class`` of its def) for each dep, the classes cached per (def, via read barrier)."""
     out = []
-    cache = _cls if _cls is not None else {}
     for d in deps:
         key = (d.def_, d.via_read_barrier)
         cls = cache.get(key)
         if cls is None:
             cls = cache[key] = defuse.def_class(ins[d.def_], d.via_read_barrier)
-        if reason == "memory_dependency" and cls in MEMORY_CLASSES:
-            out.append((d, cls))
-        elif reason == "execution_dependency" and cls in EXECUTION_CLASSES:
-            out.append((d, cls))
-        elif reason == "synchronization" and cls == "synchronization":
-            out.append((d, cls))
+        out.append((d, cls))
     return out
+
+
+def _eligible(function: Function, deps: tuple[Dependence, ...], reason: str,
+              _cls: dict | None = None) -> list[tuple[Dependence, str]]:
+    """The deps whose def class a stall of GPA category ``reason`` can be blamed on."""
+    allowed = ELIGIBLE.get(reason, frozenset())
+    return [(d, cls) for d, cls in _classes(function.instructions, deps, _cls if _cls is not None else {})
+            if cls in allowed]
 
 
 def _sync_def(function: Function, i: int) -> int | None:
@@ -446,11 +529,17 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     prep = _prepare(function, sm)
     reach = reaching_defs(function, flow, wanted=set(sampled), prep=prep)
     waits_of = prep.waits
-    # per def index: (write-barrier name or None, lower latency bound for pruning, upper bound)
+    # per def index: (write-barrier name or None, lower latency bound for pruning, upper bound);
+    # computed by _prepare, or here per def when a caller's _prepare has no sm (a test's)
+    limits = prep.limits
     def_info: dict[int, tuple] = {}
     cls_cache: dict = {}
     cat_cache: dict[str, str] = {}     # reason -> GPA category, for this call
-    add = result.edges.append
+    edges = result.edges
+    add = edges.append
+    # BlameEdge(...) through tuple.__new__: the same tuple without the NamedTuple's Python-level
+    # __new__ frame (10^5 edges on a large kernel)
+    new_edge = tuple.__new__
     dependences = result.dependences
     for j, p in sampled.items():
         # hot_dependences, inlined with the per-def facts cached
@@ -461,16 +550,20 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
                 hot.append(d)
                 continue
             k = d.def_
-            info = def_info.get(k)
-            if info is None:
-                info = def_info[k] = def_limits(ins[k], sm)
+            if limits is not None:
+                info = limits[k]
+            else:
+                info = def_info.get(k)
+                if info is None:
+                    info = def_info[k] = def_limits(ins[k], sm)
             bname = info[0]
             if bname is not None:
                 if bname not in waits or d.cycles >= info[2]:
                     continue  # the use does not wait for it / the latency was covered
                 hot.append(d)
                 continue
-            if all(r.startswith("B") for r in d.resources):
+            res = d.resources   # sorted: the scoreboards (B0..B5) are one run of it
+            if res[0].startswith("B") and res[-1].startswith("B"):
                 hot.append(d)  # reached through a scoreboard alone
                 continue
             if d.distance >= info[1]:
@@ -498,6 +591,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
             else:
                 got[1] += n
         use_off = offsets[j]
+        classes = None      # (dep, class of its def) for each hot dep, made on first need
         for cat, (s, lat) in by_cat.items():
             if s <= 0 and lat <= 0:
                 continue
@@ -506,12 +600,16 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
                 k = _sync_def(function, j)
                 if k is not None:
                     targets = [(k, "synchronization", max(1, j - k))]
-            if not targets and cat in ("memory_dependency", "execution_dependency", "synchronization"):
-                targets = [(d.def_, cls, d.distance) for d, cls in _eligible(function, deps, cat, cls_cache)]
             if not targets:
-                add(BlameEdge(use_off, use_off, cat, "self", float(s), float(lat), 0))
+                allowed = ELIGIBLE.get(cat)
+                if allowed is not None and deps:
+                    if classes is None:
+                        classes = _classes(ins, deps, cls_cache)
+                    targets = [(d.def_, cls, d.distance) for d, cls in classes if cls in allowed]
+            if not targets:
+                add(new_edge(BlameEdge, (use_off, use_off, cat, "self", float(s), float(lat), 0)))
                 continue
             weighted = [(t, max(float(issued_at.get(t[0], 0)), ISSUE_FLOOR) / max(1, t[2])) for t in targets]
             for (k, cls, dist), bs, bl in apportion(float(s), float(lat), weighted):
-                add(BlameEdge(offsets[k], use_off, cat, cls, bs, bl, dist))
+                add(new_edge(BlameEdge, (offsets[k], use_off, cat, cls, bs, bl, dist)))
     return result
