@@ -1,0 +1,254 @@
+"""Work loops: a serial loop that every thread runs the same number of times, whose iterations are
+independent, and which can be cut into strips -- one block row per strip -- for more warps.
+
+The shape (kernels/zscore_features, the calibration case): a grid under one wave where each thread
+walks a loop over rows (or planes, or items) whose trip count is a kernel argument. Cutting the
+loop's range into ``S`` strips over a new grid dimension (``blockIdx.y``, or ``z`` when the grid
+is 2D already) runs the same instructions on ``S`` times the warps: the mechanism of a grid-stride
+loop grown to a full wave (analysis/waves.py), found by a different test in the SASS. Three
+conditions make the cut a mechanical one:
+
+* **the trip count does not depend on the thread or on data**: every branch that leaves or closes
+  the loop tests values derived neither from ``threadIdx``/``blockIdx`` (``S2R SR_TID``/
+  ``SR_CTAID``, ``S2UR``) nor from memory (a load's value, an atomic's, a shuffle's); a loop bound
+  read from a CSR row pointer or starting at the thread index is neither cut nor advised;
+* **no value goes from one iteration to the next except inductions**: every register live around
+  the back edge (live into the header and written in the loop) is written in the loop only by
+  integer add / multiply-add / shift-add / move instructions (``IADD3``, ``IMAD``, ``LEA``,
+  ``MOV``, ...) of loop-carried or loop-invariant values -- the loop counter and the addresses.
+  A sum, a maximum, a running value carried in a register (a floating-point op or a load around
+  the back edge) is a reduction: a strip would need a combine step, so it is not advised in this
+  form. Predicates carried around the back edge must not hold data either;
+* **no communication between the iterations through shared memory**: a loop that stores to and
+  loads from shared memory may hand values from one iteration to the next (tiles, wavefronts),
+  which registers do not show; it is left out.
+
+What goes through global memory from one iteration to the next (a loop reading what its earlier
+iterations wrote) is not visible in the SASS either; the advice says to check it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpa_lsp.sass.model import Function
+
+from ..sass.defuse import register_defs, register_uses
+from .flow import loop_scopes, with_cfg
+
+# integer ops that keep a value an affine function of the inductions and invariants: the counter and
+# the addresses (64-bit adds go through IADD3 + IADD3.X with a carry predicate; IMAD.WIDE, LEA/LEA.HI.X)
+_AFFINE = frozenset({"IADD3", "IADD", "IADD32I", "VIADD", "IMAD", "IMUL", "LEA", "MOV", "UIADD3", "UIMAD",
+                     "ULEA", "UMOV", "UIADD32I", "ISCADD"})
+_SHIFT_LEFT = ("SHF.L", "USHF.L")    # a multiply by 2^k (SHF.R is not: a sign or a quotient)
+_THREAD_SR = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_VIRTUALSMID", "SR_SMID", "SR_WARPID")
+_DATA_OPS = frozenset({"SHFL", "VOTE", "VOTEU", "MATCH", "REDUX", "CS2R", "ATOM", "ATOMG", "ATOMS", "RED",
+                       "REDG", "POPC"})
+
+
+@dataclass(frozen=True)
+class WorkLoop:
+    header: int                  # offset of the loop's header block
+    update: int                  # offset of the back-edge branch (its block runs once per pass)
+    line: int | None             # the loop's source line
+    instructions: frozenset[int]  # instruction indices of the body
+
+
+def _sources(ins) -> tuple[bool, bool]:
+    """(thread, data): whether ``ins`` makes a value from the thread's identity or from memory."""
+    base = ins.base_opcode
+    if base in ("S2R", "S2UR"):
+        special = " ".join(ins.operands)
+        return (any(s in special for s in _THREAD_SR), not any(s in special for s in _THREAD_SR))
+    if ins.memory is not None and ins.memory.space != "constant" and (ins.memory.load or ins.memory.atomic):
+        return False, True
+    return False, base in _DATA_OPS
+
+
+def _taint_before(function: Function) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+    """Per instruction index: the registers that may hold a value derived from the thread's
+    identity, and those that may hold one derived from memory, on entry (forward may-analysis over
+    the CFG, union at joins; a guarded def keeps what the register held)."""
+    ins_list = function.instructions
+    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    blocks = [b for b in function.blocks if b.instructions]
+    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
+    for e in function.edges:
+        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
+            preds[e.dst].append(e.src)
+
+    def transfer(ins, thread: set[str], data: set[str]) -> None:
+        uses = register_uses(ins)
+        t, d = _sources(ins)
+        t = t or bool(uses & thread)
+        d = d or bool(uses & data)
+        for reg in register_defs(ins):
+            for taint, on in ((thread, t), (data, d)):
+                if on:
+                    taint.add(reg)
+                elif not ins.predicate:
+                    taint.discard(reg)
+
+    out: dict[int, tuple[frozenset[str], frozenset[str]]] = {b.start: (frozenset(), frozenset()) for b in blocks}
+
+    def entry_state(b) -> tuple[set[str], set[str]]:
+        thread: set[str] = set()
+        data: set[str] = set()
+        for p in preds[b.start]:
+            t, d = out.get(p, (frozenset(), frozenset()))
+            thread |= t
+            data |= d
+        return thread, data
+
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            thread, data = entry_state(b)
+            for off in b.instructions:
+                transfer(ins_list[pos[off]], thread, data)
+            new = (frozenset(thread), frozenset(data))
+            if new != out[b.start]:
+                out[b.start] = new
+                changed = True
+    before: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+    for b in blocks:
+        thread, data = entry_state(b)
+        for off in b.instructions:
+            before[pos[off]] = (frozenset(thread), frozenset(data))
+            transfer(ins_list[pos[off]], thread, data)
+    return before
+
+
+def _live_in(function: Function) -> dict[int, frozenset[str]]:
+    """Registers live on entry to each block (backward liveness; a guarded def kills nothing)."""
+    ins_list = function.instructions
+    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    blocks = [b for b in function.blocks if b.instructions]
+    succs: dict[int, list[int]] = {b.start: [] for b in blocks}
+    for e in function.edges:
+        if e.kind in ("fallthrough", "taken", "not_taken") and e.src in succs and e.dst in succs:
+            succs[e.src].append(e.dst)
+    gen_kill = {}
+    for b in blocks:
+        gen: set[str] = set()
+        kill: set[str] = set()
+        for off in b.instructions:
+            ins = ins_list[pos[off]]
+            gen |= register_uses(ins) - kill
+            if not ins.predicate:
+                kill |= register_defs(ins)
+        gen_kill[b.start] = (frozenset(gen), frozenset(kill))
+    live: dict[int, frozenset[str]] = {b.start: frozenset() for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            out = frozenset().union(*(live[s] for s in succs[b.start]))
+            gen, kill = gen_kill[b.start]
+            new = gen | (out - kill)
+            if new != live[b.start]:
+                live[b.start] = new
+                changed = True
+    return live
+
+
+def _non_affine_at_header(function: Function, lp, body_blocks) -> frozenset[str]:
+    """Registers that may reach the loop's header around a back edge holding a value that is not an
+    affine integer function of the inductions and invariants (forward over the body; values from
+    outside the loop count as invariant)."""
+    ins_list = function.instructions
+    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    starts = {b.start for b in body_blocks}
+    preds: dict[int, list[int]] = {b.start: [] for b in body_blocks}
+    for e in function.edges:
+        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds and e.src in starts:
+            preds[e.dst].append(e.src)
+    out: dict[int, frozenset[str]] = {b.start: frozenset() for b in body_blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in body_blocks:
+            cur: set[str] = set().union(*(out[p] for p in preds[b.start]))
+            for off in b.instructions:
+                ins = ins_list[pos[off]]
+                defs = register_defs(ins)
+                if not defs:
+                    continue
+                uses = register_uses(ins)
+                constant_load = ins.memory is not None and ins.memory.space == "constant"
+                if uses & cur:
+                    bad = True
+                elif ins.base_opcode in _AFFINE or ins.opcode.startswith(_SHIFT_LEFT) or constant_load:
+                    bad = False         # an induction step, an address, a kernel argument (ULDC)
+                else:                   # a constant (HFMA2.MMA R, -RZ, RZ, 0, 0; CS2R R, SRZ) is no data
+                    bad = bool(uses - {ins.predicate}) or ins.base_opcode in ("S2R", "S2UR") or ins.memory is not None
+                if bad:
+                    cur |= defs
+                elif not ins.predicate:
+                    cur -= defs
+            if frozenset(cur) != out[b.start]:
+                out[b.start] = frozenset(cur)
+                changed = True
+    header = lp.header_offset
+    return frozenset().union(*(out[p] for p in preds.get(header, ())))
+
+
+def work_loops(function: Function) -> tuple[WorkLoop, ...]:
+    """The outermost loops of ``function`` that can be cut into strips (the three conditions of the
+    module docstring), in layout order. nvcc's versions of one source loop (an unrolled body and
+    its remainder) are separate loops here; each is tested on its own."""
+    fn = with_cfg(function)
+    if not fn.loops:
+        return ()
+    ins_list = fn.instructions
+    taint = None
+    live = None
+    by_start = {b.start: b for b in fn.blocks}
+    found = []
+    for lp in loop_scopes(fn):
+        if lp.parent is not None:
+            continue
+        loop = next(x for x in fn.loops if x.header == lp.header_offset)
+        body = [by_start[s] for s in sorted(loop.blocks) if s in by_start and by_start[s].instructions]
+        members = lp.instructions
+        shared = [ins_list[i].memory for i in members if ins_list[i].memory is not None
+                  and ins_list[i].memory.space == "shared"]
+        if any(m.store or m.atomic for m in shared) and any(m.load for m in shared):
+            continue
+        # the branches that leave or close the loop
+        exits = []
+        for e in fn.edges:
+            if e.src in loop.blocks and e.kind in ("taken", "not_taken") and (e.dst not in loop.blocks
+                                                                               or e.dst == loop.header):
+                last = ins_list[max(i for i in members if ins_list[i].offset < by_start[e.src].end
+                                    and ins_list[i].offset >= e.src)]
+                exits.append(last)
+        if not exits:
+            continue
+        if taint is None:
+            taint, live = _taint_before(fn), _live_in(fn)
+        index = {ins.offset: i for i, ins in enumerate(ins_list)}
+        bad_exit = False
+        for br in exits:
+            thread, data = taint.get(index[br.offset], (frozenset(), frozenset()))
+            if register_uses(br) & (thread | data):
+                bad_exit = True
+                break
+        if bad_exit:
+            continue
+        written = set().union(*(register_defs(ins_list[i]) for i in members))
+        carried = live[loop.header] & written
+        regs = {r for r in carried if not r.startswith(("P", "UP"))}
+        preds = carried - regs
+        if regs & _non_affine_at_header(fn, lp, body):
+            continue
+        _, data_in = taint.get(index[loop.header], (frozenset(), frozenset()))
+        if preds & data_in:
+            continue
+        latch = max((e.src for e in fn.edges if e.dst == loop.header and e.src in loop.blocks), default=None)
+        if latch is None:
+            continue
+        update = by_start[latch].instructions[-1]
+        found.append(WorkLoop(lp.header_offset, update, lp.line, members))
+    return tuple(sorted(found, key=lambda w: w.header))
