@@ -208,20 +208,22 @@ def _sampled(config: Config, period: int, lib, cupti, command, cwd, env, cancel,
     hw = None
     if hw_buffer_override() is None and "GPA_CUPTI_HW_BYTES" not in env:
         hw = sample_volume.sized(sample_volume.previous(cache, key), period, hw_buffer_bytes(period))
-    note = None
+    note, filled = None, False
     if hw is not None:
         try:
             res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks, hw_bytes=hw)
             if not run.hardware_buffer_full:
                 return res, run, None
-            why = f"filled up {run.hardware_buffer_full} time(s)"
+            why, filled = f"filled up {run.hardware_buffer_full} time(s)", True
         except ProfilingError as exc:     # no samples at all: not the buffer's doing, most likely; make sure
             why = f"brought no samples ({exc.message})"
         note = (f"the hardware buffer sized from this harness's last run ({hw >> 20} MB) {why}: sampled again "
                 f"with {hw_buffer_bytes(period) >> 20} MB")
         log(note)
     res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks)
-    run.filled_at = hw if note else 0
+    # only a buffer that filled is kept from this harness: a run that failed otherwise (a CUPTI error)
+    # says nothing about the buffer (on the H100 such failures had pushed probe from 128 to 512 MB)
+    run.filled_at = hw if filled else 0
     return res, run, note
 
 

@@ -148,3 +148,34 @@ def test_an_explicit_size_wins_over_the_cache(tmp_path, monkeypatch):
     for name in ("a", "b"):
         collect_cupti(cfg, tmp_path / f"{name}.gpabundle", log=lambda m: None)
     assert _sizes(tmp_path) == [256, 256]
+
+
+FAILING_ONCE = """\
+import os, pathlib, sys
+flag = pathlib.Path({flag!r})
+if int(os.environ['GPA_CUPTI_HW_BYTES']) < (512 << 20) and not flag.exists():
+    flag.write_text('x')
+    out = pathlib.Path(os.environ['GPA_CUPTI_OUT'])
+    (out / 'cupti.txt').write_text('V 2 130001 12\\nE 1 999 GetData CUPTI_ERROR_UNKNOWN\\nEND\\n')
+    with open({log!r}, 'a') as f:
+        f.write(os.environ['GPA_CUPTI_HW_BYTES'] + '\\n')
+    sys.exit(0)
+exec(open({replay!r}).read())
+"""
+
+
+def test_a_run_that_failed_for_another_reason_does_not_shrink_the_next_runs_choice(tmp_path, monkeypatch):
+    """What the H100 did when a second process set up CUPTI's profiler during a sampling run
+    (bench_one_run.issue17.h100.json, overlap2): GetData failed with CUPTI_ERROR_UNKNOWN, no samples.
+    The run is repeated at the period's size, but the buffer is not blamed for it."""
+    monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
+    cfg = _replaying(tmp_path, fills_below=0)
+    harness = tmp_path / "harness.py"                 # the same command throughout: the same cache entry
+    (tmp_path / "replay.py").write_text(harness.read_text())
+    collect_cupti(cfg, tmp_path / "a.gpabundle", log=lambda m: None)                  # 512 MB, recorded
+    harness.write_text(FAILING_ONCE.format(flag=str(tmp_path / "failed"), log=str(tmp_path / "hw.log"),
+                                           replay=str(tmp_path / "replay.py")))
+    got = collect_cupti(cfg, tmp_path / "b.gpabundle", log=lambda m: None)           # 128 MB fails, then 512
+    assert got.profile.total_samples == 556_533 and any("brought no samples" in n for n in got.notes)
+    collect_cupti(cfg, tmp_path / "c.gpabundle", log=lambda m: None)
+    assert _sizes(tmp_path) == [512, 128, 512, 128]                                  # 128 MB again
