@@ -125,8 +125,8 @@ def _sources(config: Config) -> list[dict]:
 # hardware buffer drains more often than CUPTI reads it on busy kernels (samples dropped)
 MIN_AUTO_PERIOD = 7
 MAX_DROPPED = 0.05
-# the counters run started during the sampling run (cupti/gated.py): "0" off, "1", "2" (config image
-# built while it waits); GPA_COUNTERS_OVERLAP in gpa's environment chooses
+# the counters run started during the sampling run (cupti/gated.py): "0" off, "1" on;
+# GPA_COUNTERS_OVERLAP in gpa's environment chooses (off: it saved 0.05-0.16 s on the H100)
 OVERLAP_DEFAULT = "0"
 
 
@@ -270,10 +270,10 @@ def _sampling(config: Config, lib, cupti, command, cwd, env, cancel, log, marks,
 
 def _start_gated(config: Config, lib, cupti, command, cwd, env, log) -> GatedRun | None:
     """The counters run, started now to wait for the kernel names (cupti/gated.py), where it is
-    wanted (``GPA_COUNTERS_OVERLAP``: 0 off, 1 on, 2 on with the config image built while it
-    waits) and the GPU takes a second process's context."""
+    wanted (``GPA_COUNTERS_OVERLAP=1``; off by default: it saved 0.05-0.16 s on the H100) and the
+    GPU takes a second process's context."""
     mode = os.environ.get("GPA_COUNTERS_OVERLAP", OVERLAP_DEFAULT).strip()
-    if mode not in ("1", "2") or not config.profile.throughput or \
+    if mode != "1" or not config.profile.throughput or \
             config.profile.throughput_collector not in ("auto", "cupti"):
         return None
     if not shared_compute_mode():
@@ -281,7 +281,7 @@ def _start_gated(config: Config, lib, cupti, command, cwd, env, log) -> GatedRun
         return None
     timeout = config.harness.timeout * 4     # it waits through the sampling run(s) first
     return GatedRun(command, cwd, _injection_env(lib, cupti, "", {**dict(env), **counters_mod.env([], gated=True)}),
-                    timeout=timeout, prepare=mode == "2")
+                    timeout=timeout)
 
 
 def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:

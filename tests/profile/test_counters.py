@@ -178,3 +178,15 @@ def test_counters_run_measures_the_hottest_kernels_holding_the_configured_share(
     cfg = _replaying_harness(tmp_path, "", exit_code=0)
     throughput_pass(cfg, p, None, log=lambda m: None)
     assert json.loads((tmp_path / "env.json").read_text())["GPA_CUPTI_KERNELS"] == chase
+
+
+def test_default_share_measures_every_sampled_kernel_of_every_kernels_case():
+    """The counters run's kernel choice ([profile] throughput_share = 0.9) leaves the advice of every
+    kernels/ case as it was: each case's sampled kernels are all measured, as before the share."""
+    from gpa_lsp.profile.collect import _sampled_kernels
+    cases = sorted((ROOT / "kernels").glob("*/recorded/cupti.gpabundle"))
+    assert len(cases) >= 41
+    for path in cases:
+        p = read_bundle(path).profile
+        sampled = {pc.function for pc in p.pcs if pc.total}
+        assert set(_sampled_kernels(p, ProfileConfig().throughput_share)) == sampled, path.parent.parent.name

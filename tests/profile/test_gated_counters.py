@@ -79,10 +79,9 @@ def shared_gpu(monkeypatch):
     monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
 
 
-@pytest.mark.parametrize("mode", ["1", "2"])
 def test_counters_run_starts_before_the_sampling_run_ends_and_gets_the_hot_kernels(tmp_path, monkeypatch,
-                                                                                   shared_gpu, mode):
-    monkeypatch.setenv("GPA_COUNTERS_OVERLAP", mode)
+                                                                                   shared_gpu):
+    monkeypatch.setenv("GPA_COUNTERS_OVERLAP", "1")
     res = collect.collect_cupti(_config(tmp_path), tmp_path / "b.gpabundle", log=lambda m: None)
     ev = {e["what"]: e for e in _log(tmp_path)}
     assert ev["counters start"]["t"] < ev["sampling end"]["t"]        # overlapped
@@ -97,9 +96,13 @@ def test_counters_run_starts_before_the_sampling_run_ends_and_gets_the_hot_kerne
     assert m["throughput"]["collector"] == "cupti" and "2 kernel(s)" in m["throughput"]["unmeasured"]
 
 
+@pytest.mark.parametrize("mode", [None, "0", "2"])
 def test_without_overlap_the_counters_run_follows_with_the_names_in_its_environment(tmp_path, monkeypatch,
-                                                                                   shared_gpu):
-    monkeypatch.setenv("GPA_COUNTERS_OVERLAP", "0")
+                                                                                   shared_gpu, mode):
+    if mode is None:
+        monkeypatch.delenv("GPA_COUNTERS_OVERLAP", raising=False)      # the default: off
+    else:
+        monkeypatch.setenv("GPA_COUNTERS_OVERLAP", mode)              # "2" was the config image first: gone
     collect.collect_cupti(_config(tmp_path), tmp_path / "b.gpabundle", log=lambda m: None)
     ev = {e["what"]: e for e in _log(tmp_path)}
     assert ev["counters start"]["t"] >= ev["sampling end"]["t"]

@@ -1,17 +1,21 @@
 """The counters run started while the sampling run still goes, told what to measure when it is done.
 
-Why: the counters run (counters.py) costs a fixed ~1.7 s on the H100 whatever the harness, and
-about 0.6 s of it comes before any launch is measured: the process and CUDA's context (~0.25 s),
-CUPTI's profiler and the config image (~0.4 s). Which kernels to measure is known only once the
-sampling run's samples are read, so that run cannot be skipped, but the start-up can overlap it.
-With ``GPA_CUPTI_GATE`` the injection library makes the counters run wait at its first context's
-creation (no allocation or launch of the harness's own yet, so nothing runs on the GPU beside the
-sampling run but an idle context) until the file appears; it holds the kernel names. With
-``GPA_CUPTI_GATE_PREPARE`` it builds the Range Profiler's host side (config image) before it
-waits. The figures that decided it: benchmarks/profiling/README.md.
+Why it was tried: the counters run (counters.py) costs a fixed ~1.7 s on the H100 whatever the
+harness, and ~0.6 s of it comes before any launch is measured (the process and CUDA's context,
+CUPTI's profiler and the config image). Which kernels to measure is known only once the sampling
+run's samples are read, but the start-up could overlap it. With ``GPA_CUPTI_GATE`` the injection
+library makes the counters run wait at its first context's creation (no allocation or launch of
+the harness's own yet: nothing runs on the GPU beside the sampling run but an idle context) until
+the gate file appears; it holds the kernel names.
 
-Not used where the GPU's compute mode is exclusive (a second context would fail, or take the GPU
-from the sampling run). Standard library only: this runs on the GPU machine.
+What the H100 said (benchmarks/profiling/README.md, bench_one_run.issue17.h100.json): it works,
+but saves only 0.05-0.16 s (the context is all that overlaps), the sampling run brought a steady
+0.2% fewer samples beside the waiting context, and building the config image before the gate
+made the sampling process lose every sample (CUPTI_ERROR_UNKNOWN), so that is not done. Off by
+default: ``GPA_COUNTERS_OVERLAP=1`` in gpa's environment turns it on; never where the GPU's
+compute mode is exclusive (a second context would fail, or take the GPU from the sampling run).
+A harness that takes a lock or a fixed port before its first CUDA call would meet its own twin
+there. Standard library only: this runs on the GPU machine.
 """
 
 from __future__ import annotations
@@ -33,11 +37,9 @@ GATE = "gate"
 class GatedRun:
     """A counters run of the harness, started now, measuring nothing until :meth:`open`."""
 
-    def __init__(self, command, cwd, env: Mapping[str, str], *, timeout: float, prepare: bool) -> None:
+    def __init__(self, command, cwd, env: Mapping[str, str], *, timeout: float) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="gpa-counters-"))
         env = {**dict(env), "GPA_CUPTI_OUT": str(self.folder), "GPA_CUPTI_GATE": str(self.folder / GATE)}
-        if prepare:
-            env["GPA_CUPTI_GATE_PREPARE"] = "1"
         self._stop = threading.Event()
         self._error: HarnessError | None = None
         self._opened = False

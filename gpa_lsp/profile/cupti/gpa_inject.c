@@ -257,7 +257,6 @@ static uint64_t g_counter_launches = 1;
 static uint64_t g_measured __attribute__((unused)) = 0;
 static int g_exit_when_done = 0;
 static char g_gate[4096];                  /* counters mode: wait here for the kernels to measure */
-static int g_gate_prepare = 0;
 static uint64_t g_gate_timeout_s = 3600;
 static const char *g_metrics[GPA_MAX_METRICS];
 static size_t g_nmetrics = 0;
@@ -416,7 +415,7 @@ static int g_profiler_initialized = 0;
     } while (0)
 
 /* Host object and config image of a context (host side; no launch is measured yet): once, at the
- * first launch to measure, or before the gate opens (GPA_CUPTI_GATE_PREPARE). */
+ * first launch to measure. */
 static int rp_host_setup(GpaCtx *c)
 {
     mark("counters_setup_start");
@@ -806,17 +805,17 @@ static void write_device(GpaCtx *c)
  * sampling run is still going and names the kernels to measure once it has read the samples. The
  * harness waits here, at its first context's creation (no allocation, no launch of its own yet),
  * until the file exists; it holds the kernel names, one a line (none: nothing to measure, exit).
- * With GPA_CUPTI_GATE_PREPARE the host side of the Range Profiler (config image) is built first,
- * while the sampling run goes on. The folder of the file vanishing (gpa gone) ends the process. */
+ * Nothing of CUPTI's profiler is set up before the gate opens: on the H100 (CUPTI 13.0.1) building
+ * the config image here, while the other process sampled, made that process's
+ * cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN and lose every sample. The folder of the
+ * file vanishing (gpa gone) ends the process. */
 static void gate_wait(GpaCtx *c)
 {
     static int done = 0;
     if (done || !g_gate[0]) return;
     done = 1;
+    (void)c;
     mark("gate_wait");
-#ifndef GPA_NO_RANGE_PROFILER
-    if (g_gate_prepare && c->rp_state == 0) c->rp_state = rp_host_setup(c) ? 2 : -1;
-#endif
     fflush(g_out);
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", g_gate);
@@ -1238,8 +1237,6 @@ int InitializeInjection(void)
     g_exit_when_done = ex && *ex && strcmp(ex, "0") != 0;
     const char *gate = getenv("GPA_CUPTI_GATE");
     snprintf(g_gate, sizeof(g_gate), "%s", gate && g_mode == GPA_MODE_COUNTERS ? gate : "");
-    const char *prep = getenv("GPA_CUPTI_GATE_PREPARE");
-    g_gate_prepare = prep && *prep && strcmp(prep, "0") != 0;
     g_gate_timeout_s = env_size("GPA_CUPTI_GATE_TIMEOUT_S", 3600);
     p_cxa_demangle = (PFN_cxa_demangle)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     uint32_t api = 0;
