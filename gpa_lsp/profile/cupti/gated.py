@@ -10,8 +10,9 @@ the gate file appears; it holds the kernel names.
 
 What the H100 said (benchmarks/profiling/README.md, bench_one_run.issue17.h100.json): it works,
 but saves only 0.05-0.16 s (the context is all that overlaps), the sampling run brought a steady
-0.2% fewer samples beside the waiting context, and building the config image before the gate
-made the sampling process lose every sample (CUPTI_ERROR_UNKNOWN), so that is not done. Off by
+0.2% fewer samples beside the waiting context, and setting up CUPTI's profiler before the gate
+(initialize, counter availability, config image: what would have saved ~0.4 s more) made the
+sampling process lose every sample in 10 of 12 runs (CUPTI_ERROR_UNKNOWN), so that is not done. Off by
 default: ``GPA_COUNTERS_OVERLAP=1`` in gpa's environment turns it on; never where the GPU's
 compute mode is exclusive (a second context would fail, or take the GPU from the sampling run).
 A harness that takes a lock or a fixed port before its first CUDA call would meet its own twin

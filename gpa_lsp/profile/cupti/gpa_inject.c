@@ -805,9 +805,10 @@ static void write_device(GpaCtx *c)
  * sampling run is still going and names the kernels to measure once it has read the samples. The
  * harness waits here, at its first context's creation (no allocation, no launch of its own yet),
  * until the file exists; it holds the kernel names, one a line (none: nothing to measure, exit).
- * Nothing of CUPTI's profiler is set up before the gate opens: on the H100 (CUPTI 13.0.1) building
- * the config image here, while the other process sampled, made that process's
- * cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN and lose every sample. The folder of the
+ * Nothing of CUPTI's profiler is set up before the gate opens: on the H100 (CUPTI 13.0.1) setting
+ * it up here (cuptiProfilerInitialize, the counter availability, the config image) while the other
+ * process sampled made that process's cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN and
+ * lose every sample (10 of 12 runs; benchmarks/profiling/README.md). The folder of the
  * file vanishing (gpa gone) ends the process. */
 static void gate_wait(GpaCtx *c)
 {
