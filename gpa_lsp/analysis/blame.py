@@ -77,6 +77,10 @@ class FunctionBlame:
     samples: dict[int, PCStats]                   # offset -> stats
     edges: list[BlameEdge] = field(default_factory=list)
     dependences: dict[int, tuple[Dependence, ...]] = field(default_factory=dict)  # use index -> hot deps
+    # offset -> all samples / latency (not-issued) samples, summed once here for the context;
+    # same keys in the same order as ``samples`` (None: not summed, the context sums them)
+    totals: dict[int, int] | None = None
+    latencies: dict[int, int] | None = None
 
     @property
     def total(self) -> int:
@@ -517,15 +521,21 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     index_of = {o: k for k, o in enumerate(offsets)}
     sampled: dict[int, PCStats] = {}
     issued_at: dict[int, int] = {}
+    totals: dict[int, int] = {}
+    latencies: dict[int, int] = {}
     for o, p in samples.items():
         k = index_of.get(o)
         if k is None:
             continue
-        total = sum(n for _, n in p.stalls)
+        total = sum([n for _, n in p.stalls])
         if total > 0:
             sampled[k] = p
-            issued_at[k] = total - sum(n for _, n in p.not_issued)
-    result = FunctionBlame(function, flow, {offsets[k]: p for k, p in sampled.items()})
+            lat = sum([n for _, n in p.not_issued])
+            issued_at[k] = total - lat
+            totals[o] = total
+            latencies[o] = lat
+    result = FunctionBlame(function, flow, {offsets[k]: p for k, p in sampled.items()}, totals=totals,
+                           latencies=latencies)
     prep = _prepare(function, sm)
     reach = reaching_defs(function, flow, wanted=set(sampled), prep=prep)
     waits_of = prep.waits

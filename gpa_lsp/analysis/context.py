@@ -46,7 +46,6 @@ class KernelContext:
     reader: LineReader
     sm: int = 90
     _sites: dict[int, Site] = field(default_factory=dict)
-    _loop_cache: dict[int, LoopScope | None] = field(default_factory=dict)
     _innermost_by_fn: dict[str, dict[int, LoopScope]] = field(default_factory=dict)
     _facts: dict = field(default_factory=dict)      # kernel_fact's values for this kernel
     _edges_where: dict = field(default_factory=dict)
@@ -72,12 +71,22 @@ class KernelContext:
 
     @cached_property
     def total_at(self) -> dict[int, int]:
-        """offset -> all samples (``PCStats.total``, summed once)."""
+        """offset -> all samples (``PCStats.total``, summed once, by the blamer where it did)."""
+        if all(fb.totals is not None for fb in self.blames):
+            out: dict[int, int] = {}
+            for fb in self.blames:
+                out.update(fb.totals)
+            return out
         return {o: sum(n for _, n in p.stalls) for o, p in self.pcs.items()}
 
     @cached_property
     def latency_at(self) -> dict[int, int]:
-        """offset -> latency samples (``PCStats.latency``, summed once)."""
+        """offset -> latency samples (``PCStats.latency``, summed once, by the blamer where it did)."""
+        if all(fb.latencies is not None for fb in self.blames):
+            out: dict[int, int] = {}
+            for fb in self.blames:
+                out.update(fb.latencies)
+            return out
         return {o: sum(n for _, n in p.not_issued) for o, p in self.pcs.items()}
 
     @cached_property
@@ -156,13 +165,19 @@ class KernelContext:
         return {fb.function.name: loop_scopes(fb.function, fb.flow) for fb in self.blames}
 
     def loop_of(self, offset: int) -> LoopScope | None:
-        cache = self._loop_cache
-        if offset in cache:
-            return cache[offset]
-        s = self.site(offset)
-        got = None if s is None else self._innermost(s.function.name).get(s.index)
-        cache[offset] = got
-        return got
+        """The innermost loop holding the instruction at ``offset`` (None: in no loop)."""
+        return self._loop_at.get(offset)
+
+    @cached_property
+    def _loop_at(self) -> dict[int, LoopScope]:
+        """Offset -> innermost loop, for every instruction in a loop, built in one pass: asked per
+        blame edge by several optimizers and by the advisor's regions (10^5 times)."""
+        out: dict[int, LoopScope] = {}
+        for fb in self.blames:
+            ins = fb.function.instructions
+            for k, scope in self._innermost(fb.function.name).items():
+                out[ins[k].offset] = scope
+        return out
 
     def _innermost(self, function: str) -> dict[int, LoopScope]:
         got = self._innermost_by_fn.get(function)

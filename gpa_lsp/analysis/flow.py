@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import networkx as nx
-
 from gpa_lsp.sass import cfg
 from gpa_lsp.sass.model import Function
 
@@ -51,11 +49,24 @@ def with_cfg(function: Function) -> Function:
 
 
 def build_flow(function: Function) -> Flow:
-    """Blocks of ``function`` (as ``sass.cfg`` defines them) by index, with a reverse post-order."""
+    """Blocks of ``function`` (as ``sass.cfg`` defines them) by index, with a reverse post-order.
+
+    The edges are ``cfg.block_graph``'s (intra-function kinds, to a block, each pair once, in
+    ``function.edges`` order) and the post-order is networkx's ``dfs_postorder_nodes`` on it,
+    both computed here on plain dicts: building the networkx graph cost more than the blamer's
+    use of it on kernels with thousands of blocks (tests/analysis/test_flow.py checks they agree).
+    """
     fn = with_cfg(function)
     if not fn.blocks:
         return Flow((), (), ())
-    g = cfg.block_graph(fn)
+    succ: dict[int, dict[int, None]] = {b.start: {} for b in fn.blocks}
+    pred: dict[int, list[int]] = {b.start: [] for b in fn.blocks}
+    for e in fn.edges:
+        if e.kind in cfg.INTRA and e.dst in succ:
+            out = succ.setdefault(e.src, {})
+            if e.dst not in out:
+                out[e.dst] = None
+                pred[e.dst].append(e.src)
     index_of = {x.offset: i for i, x in enumerate(fn.instructions)}
     number = {b.start: k for k, b in enumerate(fn.blocks)}
     blocks = []
@@ -64,14 +75,31 @@ def build_flow(function: Function) -> Flow:
         first = index_of[b.instructions[0]]
         last = first + len(b.instructions)
         block_of[first:last] = [k] * (last - first)
-        blocks.append(FlowBlock(k, first, last,
-                                tuple(number[s] for s in g.successors(b.start)),
-                                tuple(sorted(number[p] for p in g.predecessors(b.start)))))
+        blocks.append(FlowBlock(k, first, last, tuple(number[s] for s in succ[b.start]),
+                                tuple(sorted(number[p] for p in pred[b.start]))))
     # reverse post-order from the entry; unreachable blocks appended in address order
-    post = [number[s] for s in nx.dfs_postorder_nodes(g, fn.blocks[0].start)]
+    post = [number[s] for s in _postorder(succ, fn.blocks[0].start)]
     seen = set(post)
     rpo = post[::-1] + [k for k in range(len(blocks)) if k not in seen]
     return Flow(tuple(blocks), tuple(block_of), tuple(rpo))
+
+
+def _postorder(succ: dict[int, dict[int, None]], start: int) -> list[int]:
+    """Depth-first post-order from ``start``, children in ``succ`` order (networkx's order)."""
+    out = []
+    visited = {start}
+    stack = [(start, iter(succ.get(start, ())))]
+    while stack:
+        parent, children = stack[-1]
+        for child in children:
+            if child not in visited:
+                visited.add(child)
+                stack.append((child, iter(succ.get(child, ()))))
+                break
+        else:
+            stack.pop()
+            out.append(parent)
+    return out
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import networkx as nx
+
 from gpa_lsp.analysis.flow import build_flow, innermost_loop, loop_scopes
 from gpa_lsp.sass import block_graph
 from gpa_lsp.sass.model import Function, Instruction
@@ -40,6 +42,9 @@ def test_flow_blocks_are_the_cfg_blocks(probe_program):
             assert sorted(start[p] for p in fb.preds) == sorted(g.predecessors(start[fb.index]))
             assert all(flow.block_of[i] == fb.index for i in range(fb.first, fb.last))
         assert flow.rpo[0] == 0 and sorted(flow.rpo) == list(range(len(flow.blocks)))
+        # the reverse post-order is networkx's DFS on sass.cfg's graph (build_flow walks plain dicts)
+        post = [start.index(s) for s in nx.dfs_postorder_nodes(g, start[0])]
+        assert list(flow.rpo[:len(post)]) == post[::-1]
         # a Function without a CFG gets the very same one from sass.cfg
         assert build_flow(_stripped(fn)) == flow
 
