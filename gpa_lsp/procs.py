@@ -171,8 +171,10 @@ def runner_available() -> bool:
 
 def runner_argv(argv: Sequence[str], status_fd: int) -> list[str]:
     """``argv`` run under the runner (this file run as a script, in isolated mode: no user site, no
-    environment variables of Python's own, nothing from the working folder on ``sys.path``)."""
-    return [sys.executable, "-I", os.path.abspath(__file__), RUNNER_FLAG, str(status_fd), str(os.getpid()),
+    environment variables of Python's own, nothing from the working folder on ``sys.path``; and no
+    ``site`` at all (``-S``): the runner needs the standard library only, and a virtual environment's
+    ``.pth`` files cost every harness run (twice per ``gpa profile``) the interpreter's start-up)."""
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), RUNNER_FLAG, str(status_fd), str(os.getpid()),
             "--", *argv]
 
 
