@@ -99,8 +99,8 @@ int main() {
     std::vector<int> deg(kItems);
     for (int i = 0; i < kItems; ++i) {
       if (c.kind == "u") deg[i] = c.d;
-      else if (c.kind == "mix") deg[i] = 1 + int(rnd() % unsigned(2 * c.d - 1));
-      else deg[i] = (rnd() % 64 == 0) ? 32 * c.d : 1 + int(rnd() % unsigned(c.d));
+      else if (c.kind == "mix") deg[i] = 1 + int((rnd() >> 8) % unsigned(2 * c.d - 1));
+      else deg[i] = ((rnd() >> 8) % 64 == 0) ? 32 * c.d : 1 + int((rnd() >> 8) % unsigned(c.d));
     }
     std::vector<int> row(kItems + 1, 0);
     for (int i = 0; i < kItems; ++i) row[i + 1] = row[i] + deg[i];
