@@ -18,9 +18,20 @@ unit still has to do at the share of its peak it can reach. So:
     probe's cycles per line, are the lines it really touched (plus shared-memory wavefronts), so
     one fraction ``alpha`` between the two is taken for all its accesses. Coalesced, a request
     touches ``max(1, ideal / 4)`` lines.
-  - L2: loads move their sectors (the ideal ones when coalesced); stores are written through the
-    L1, and the probe shows an L2 store costs by the lines it touches (8 lines: 3.6x one line,
-    32 lines: 14x), so stores are priced by the table's store cost per line.
+  - L2: its measured busy time is of two kinds (``DeviceTable.l2_kept``): fills, what DRAM reads
+    (the probe: the same loads from DRAM cost the L2 2.8x what they cost from an L2-resident
+    region, 5.9 ps more per sector DRAM reads), and requests from the L1, which coalescing cuts as
+    the sectors requested (loads by sectors, the ideal ones when coalesced; stores are written
+    through the L1 and cost the L2 by the lines they touch: 8 lines 3.6x one line, 32 lines 14x).
+    The fills stay with the DRAM reads. Not every requested sector reaches the L2: a per-lane walk
+    (a thread walks its own row, ``lanewalk_probe``) reuses each sector from L1 over its next
+    steps, so the L2 sees the same sectors as the coalesced walk (8.7M both, at 8-32 warps per
+    SM) and coalescing unloads the L1 (95% of its peak -> 9%), not the L2; only when the walk's
+    lines overflow the L1 (64 warps per SM) do the L2 (1.2x the sectors) and DRAM (1.6x the bytes)
+    see excess.
+  - Gathers (``x[col[j]]``: the address comes from a value loaded in the same iteration) keep
+    their sectors: no mapping of threads to data coalesces them (the probe's column-major walk
+    keeps its gather at 31 sectors per request).
   - DRAM: unchanged, unless the kernel moved more DRAM bytes than its ideal sectors hold (sectors
     fetched and never used: the probe's ``stride8``, 8x the bytes); then at most the ideal bytes.
   - SM pipes and issue: unchanged (the same instructions).
@@ -52,6 +63,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
+from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
 
 SECTORS_PER_LINE = 4
@@ -77,7 +89,24 @@ class DeviceTable:
     held: float                                   # the least share of its roof at which a unit held the time
     l1_cycles_per_line: float                     # SM cycles of L1 busy time per line of a request
     l2_load_sector: float                         # L2 busy seconds (device) per load sector from L1
+    l2_dram_sector: float                         # L2 busy seconds added by each sector DRAM moves (fills)
     l2_store: tuple[tuple[float, float], ...]     # (lines per store request, L2 busy seconds per request)
+
+    def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float) -> float:
+        """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
+
+        Its busy time is the fills of the sectors DRAM reads (``dram_reads``; the probe: a sector
+        read from DRAM costs the L2 a fill besides its request) and the requests from the L1.
+        Coalescing keeps the fills of the DRAM reads that stay (``dram_keep``) and cuts the
+        requests as the sectors requested (``request_keep``), though never below a request per
+        sector still filled. The excess a per-lane walk's later steps reuse hits in L1 and never
+        reached the L2 (lanewalk_probe: a column-major walk asks the L2 for the same sectors), so
+        the requests are what the L2 measured, not the sectors requested."""
+        fills = min(busy, dram_reads * self.l2_dram_sector)
+        requests = busy - fills
+        reads_after = dram_reads * dram_keep
+        return (reads_after * self.l2_dram_sector
+                + max(requests * request_keep, min(requests, reads_after * self.l2_load_sector)))
 
     def l2_store_cost(self, lines: float) -> float:
         """L2 busy seconds of one store request touching ``lines`` lines (linear between the probe's)."""
@@ -107,11 +136,14 @@ def device_table(name: str) -> DeviceTable | None:
     # L2: coalesced loads from an L2-resident region at the most warps; stores by lines per request
     top = max(r["warps_per_sm"] for r in walk)
     ld = next(r for r in walk if r["config"] == "row32_ld" and r["foot"] == "l2" and r["warps_per_sm"] == top)
+    # the same loads from DRAM: the L2's busy time beyond the hits, per sector DRAM moved
+    fill = next(r for r in walk if r["config"] == "row32_ld" and r["foot"] == "dram" and r["warps_per_sm"] == top)
+    hit = _busy(ld, "l2") / (ld["requests"] * ld["sectors_per_request"])
+    per_fill = (_busy(fill, "l2") - hit * fill["requests"] * fill["sectors_per_request"]) / (fill["dram_bytes"] / 32.0)
     st = sorted((r["lines_per_request"], _busy(r, "l2") / r["requests"]) for r in walk
                 if r["store"] and r["foot"] == "l2" and r["warps_per_sm"] == top)
     return DeviceTable(roofs=roofs, held=held, l1_cycles_per_line=sorted(per_line)[len(per_line) // 2],
-                       l2_load_sector=_busy(ld, "l2") / (ld["requests"] * ld["sectors_per_request"]),
-                       l2_store=tuple(st))
+                       l2_load_sector=hit, l2_dram_sector=max(0.0, per_fill), l2_store=tuple(st))
 
 
 @dataclass(frozen=True)
@@ -131,6 +163,73 @@ class Model:
         return min(1.0, self.util.get(unit, 0.0) / self.roofs.get(unit, UNIT_ROOF_DEFAULT))
 
 
+def _global(ins) -> bool:
+    return ins.memory is not None and ins.memory.space in ("global", "generic")
+
+
+def _indirect(instructions, looped: frozenset[int] = frozenset()) -> set[int]:
+    """Offsets of the global accesses of one pass of ``instructions`` (in program order) whose
+    address comes from a value a global load of the same pass returned (values from before the
+    pass count as plain). An instruction at an offset of ``looped`` belongs to a loop the pass
+    does not look into: what it writes is loop-carried, plain, and its accesses are not judged."""
+    loaded: set[str] = set()
+    out: set[int] = set()
+    for ins in instructions:
+        if ins.offset in looped:
+            loaded -= ins.dsts
+            continue
+        if _global(ins):
+            if address_registers(memory_operand(ins.operands)) & loaded:
+                out.add(ins.offset)
+            if ins.memory.load:
+                loaded |= ins.dsts
+                continue
+        if ins.srcs & loaded:
+            loaded |= ins.dsts
+        else:
+            loaded -= ins.dsts
+    return out
+
+
+@kernel_fact
+def gathers(ctx: KernelContext) -> frozenset[int]:
+    """Offsets of the global accesses whose address is data (a gather or scatter: ``x[col[j]]``):
+    in its innermost loop's iteration, or in the code outside loops, the address comes from a value
+    a global load returned (in code outside loops, what a loop wrote counts as plain: a walk's
+    position after the loop, as in the remainder of an unrolled loop). No mapping of threads to
+    data coalesces them: the probe's column-major walk (lanewalk_probe ``ell``, gather=1) keeps the
+    gather at 31 sectors per request while the walk's own loads drop to 4."""
+    out: set[int] = set()
+    for fb in ctx.blames:
+        fn = fb.function
+        loops = ctx.loops.get(fn.name, ())
+        parents = {lp.parent for lp in loops}
+        looped: set[int] = set()
+        for lp in loops:
+            looped |= {fn.instructions[i].offset for i in lp.instructions}
+            if lp.header_offset not in parents:
+                out |= _indirect(fn.instructions[i] for i in sorted(lp.instructions))
+        out |= _indirect(fn.instructions, frozenset(looped))
+    return frozenset(out)
+
+
+def ideal_sectors(ctx: KernelContext, offset: int) -> float | None:
+    """The sectors a global access would move coalesced: the profile's ideal, or, for a gather,
+    the sectors it moves now (None without sector counts)."""
+    p = ctx.pcs.get(offset)
+    if p is None or not p.sectors or p.ideal_sectors is None:
+        return None
+    return float(p.sectors) if offset in gathers(ctx) else float(min(p.ideal_sectors, p.sectors))
+
+
+def remappable_excess(ctx: KernelContext, offset: int) -> float:
+    """1 - ideal/actual sectors of a global access that a new mapping of threads can coalesce (0 for
+    a gather, when unknown, or when it is coalesced)."""
+    p = ctx.pcs.get(offset)
+    i = ideal_sectors(ctx, offset)
+    return max(0.0, 1.0 - i / p.sectors) if i is not None else 0.0
+
+
 def _accesses(ctx: KernelContext):
     """(executed requests, sectors per request, ideal sectors per request, is_store) of every global
     access with counts."""
@@ -139,7 +238,7 @@ def _accesses(ctx: KernelContext):
             continue
         site = ctx.site(o)
         store = site is not None and site.instruction.base_opcode in GLOBAL_WRITES
-        yield p.executed, p.sectors / p.executed, min(p.ideal_sectors, p.sectors) / p.executed, store
+        yield p.executed, p.sectors / p.executed, ideal_sectors(ctx, o) / p.executed, store
 
 
 def _shared_wavefronts(ctx: KernelContext) -> float:
@@ -184,12 +283,17 @@ def model(ctx: KernelContext) -> Model | None:
 
     l1_now = sum(e * lines(s) for e, s, _, _ in acc) + shared
     l1_after = sum(e * ideal_lines(i) for e, _, i, _ in acc) + shared
-    l2_now = sum(e * (table.l2_store_cost(lines(s)) if st else s * table.l2_load_sector) for e, s, _, st in acc)
-    l2_after = sum(e * (table.l2_store_cost(ideal_lines(i)) if st else i * table.l2_load_sector)
-                   for e, _, i, st in acc)
     ideal_bytes = 32.0 * sum(e * i for e, _, i, _ in acc) / launches
     dram_keep = min(1.0, ideal_bytes / tp.dram_bytes) if tp.dram_bytes else 1.0
-    keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": l2_after / l2_now if l2_now else 1.0,
+    # L2: its busy time now, what DRAM reads fill into it, and the requests from the L1
+    stored = 32.0 * sum(e * i for e, _, i, st in acc if st) / launches
+    reads = max(0.0, (tp.dram_bytes or 0.0) - stored) / 32.0
+    l2_now = util.get("l2", 0.0) / 100.0 * tp.duration_ns * 1e-9
+    req_now = sum(e * (table.l2_store_cost(lines(s)) if st else s * table.l2_load_sector) for e, s, _, st in acc)
+    req_after = sum(e * (table.l2_store_cost(ideal_lines(i)) if st else i * table.l2_load_sector)
+                    for e, _, i, st in acc)
+    l2_after = table.l2_kept(l2_now, reads, req_after / req_now if req_now else 1.0, dram_keep)
+    keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": min(1.0, l2_after / l2_now) if l2_now else 1.0,
             "dram": dram_keep, "sm": 1.0, "issue": 1.0}
     roofs = {u: table.roofs.get(u, UNIT_ROOF_DEFAULT) for u in util}
     # bound: every unit still does its kept work at no more than the share of peak it can reach

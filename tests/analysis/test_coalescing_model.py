@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpa_lsp.analysis.advisor import _programs, advise_bundle, build_context
-from gpa_lsp.analysis.coalescing import device_table, lsu_excess_share, model
+from gpa_lsp.analysis.coalescing import device_table, gathers, lsu_excess_share, model, remappable_excess
 from gpa_lsp.analysis.optimizers import REGISTRY
 from gpa_lsp.analysis.sources import make_reader
 from gpa_lsp.profile.bundle import read_bundle
@@ -140,3 +140,88 @@ def test_a_device_without_a_table_keeps_the_matched_stall_estimate():
     assert device_table("Some GPU") is None
     a, _ = _advice(other, "gemv")
     assert a.bounded_by is None and a.estimated_speedup < 2.0      # the matched stalls alone: 1.78x
+
+
+# --- a per-lane walk (benchmarks/coalescing/lanewalk_probe.cu) ---------------------------------
+
+def _lanewalk(mode: str, length: int, gather: bool, warps: int) -> dict:
+    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
+    return next(r for r in d["devices"][H100]["lanewalk"] if r["mode"] == mode and r["elements_per_row"] == length
+                and r["gather"] == gather and r["warps_per_sm"] == warps)
+
+
+def _l2_busy(r: dict) -> float:
+    return r["duration_ns"] * 1e-9 * r["l2_pct"] / 100.0
+
+
+@pytest.mark.parametrize("length", [16, 32, 128])
+def test_coalescing_a_per_lane_walk_unloads_the_l1_not_the_l2(length):
+    """A thread walking its own row reuses each sector from L1 over its next steps: while its lines
+    fit (8-32 warps per SM) the L2 is asked for the same sectors as by the column-major walk, and
+    what coalescing removes is the L1's work (a line per lane per step)."""
+    for warps in (8, 16, 32):
+        scalar, ell = _lanewalk("scalar", length, False, warps), _lanewalk("ell", length, False, warps)
+        assert scalar["sectors_per_request"] > 25 and ell["sectors_per_request"] < 4.5
+        assert scalar["l2_sectors"] == pytest.approx(ell["l2_sectors"], rel=0.1)
+        assert scalar["l1_pct"] > 75 and ell["l1_pct"] < 15
+
+
+def test_a_walk_that_overflows_the_l1_sends_its_excess_to_dram():
+    """At 64 warps per SM the lanes' lines no longer survive until their next steps: DRAM moves
+    1.6x the bytes of the coalesced walk, the L2 is asked for more sectors."""
+    scalar, ell = _lanewalk("scalar", 32, False, 64), _lanewalk("ell", 32, False, 64)
+    assert scalar["dram_read_bytes"] > 1.4 * ell["dram_read_bytes"]
+    assert scalar["l2_sectors"] > 1.15 * ell["l2_sectors"]
+
+
+def test_a_gather_stays_uncoalesced_when_the_walk_is_coalesced():
+    """ell with a gather: 4 + 4 + s_x sectors over 3 loads per element; s_x is still ~31."""
+    with_gather, without = _lanewalk("ell", 32, True, 32), _lanewalk("ell", 32, False, 32)
+    gather_sectors = 3 * with_gather["sectors_per_request"] - 2 * without["sectors_per_request"]
+    assert gather_sectors > 24
+
+
+def test_the_l2_pays_a_fill_per_sector_dram_reads():
+    t = device_table(H100)
+    assert 1.0 < t.l2_dram_sector / t.l2_load_sector < 3.0
+
+
+@pytest.mark.parametrize("length", [4, 16, 32, 128])
+def test_the_l2_model_predicts_the_coalesced_walk(length):
+    """DeviceTable.l2_kept on the scalar walk's measured L2 busy time, DRAM reads and request and
+    DRAM keeps (the column-major walk's over the scalar's) lands within 25% of the L2 busy time
+    the column-major walk measured; the old pricing (every requested sector reaches the L2)
+    would have predicted less than half of it for L >= 16."""
+    t = device_table(H100)
+    for warps in (8, 16, 32, 64):
+        scalar, ell = _lanewalk("scalar", length, False, warps), _lanewalk("ell", length, False, warps)
+        ratio = (ell["requests"] * ell["sectors_per_request"]) / (scalar["requests"] * scalar["sectors_per_request"])
+        got = t.l2_kept(_l2_busy(scalar), scalar["dram_read_bytes"] / 32.0, ratio,
+                        min(1.0, ell["dram_read_bytes"] / scalar["dram_read_bytes"]))
+        assert got == pytest.approx(_l2_busy(ell), rel=0.25)
+        if length >= 16:
+            assert _l2_busy(scalar) * ratio < 0.5 * _l2_busy(ell)
+
+
+def test_gathers_are_the_loads_whose_address_was_loaded():
+    """spmv_csr_scalar: val[j], col[j] and x[col[j]] in every unrolled copy (main loop, remainder,
+    tail), and the two row_ptr loads: exactly the x loads are gathers."""
+    ctx = _context("spmv_csr_scalar")
+    g = gathers(ctx)
+    loads = [i for i in ctx.blames[0].function.instructions
+             if i.memory is not None and i.memory.space == "global" and i.memory.load]
+    assert (len(loads) - 2) == 3 * len(g)
+    # a gather's address register was written from a loaded col value (IMAD.WIDE R, Rcol, 0x4, Rx)
+    assert all(ctx.pcs[o].sectors for o in g)
+    assert remappable_excess(ctx, next(iter(g))) == 0.0
+    assert max(remappable_excess(ctx, i.offset) for i in loads) > 0.8
+
+
+def test_spmv_coalescing_is_bounded_by_what_it_cannot_unload():
+    """spmv_csr_scalar's L2 at 90% is mostly fills (DRAM at 57%) and the gather's requests, which
+    coalescing val/col does not remove: the advice is bounded by L2 or DRAM near 1.6x, not the
+    4.8x the L2's requested sectors promised."""
+    m = model(_context("spmv_csr_scalar"))
+    assert 0.5 < m.keep["l2"] < 0.8
+    a, _ = _advice(ROOT / "kernels" / "spmv_csr_scalar" / "recorded" / "ncu.gpabundle", "spmv")
+    assert a.bounded_by in ("l2", "dram") and a.estimated_speedup < 1.7

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
+from ..coalescing import ideal_sectors, remappable_excess
 from ..coalescing import model as unit_model
 from ..context import kernel_fact
 from .base import Match, Optimizer
-from .shared import DRAIN, drain_edges, excess, mio_throttle_share
+from .shared import DRAIN, drain_edges, mio_throttle_share
 
 
 @kernel_fact
@@ -45,7 +46,7 @@ def queue_excess_share(ctx) -> float:
     for o, p in ctx.pcs.items():
         if p.sectors and p.ideal_sectors is not None:
             sectors += p.sectors
-            excess_sectors += max(0, p.sectors - p.ideal_sectors)
+            excess_sectors += max(0.0, p.sectors - ideal_sectors(ctx, o))
             continue
         site = ctx.site(o)
         if site is not None and p.executed and site.instruction.base_opcode in MIO_OTHER | SHARED_ACCESSES:
@@ -60,10 +61,11 @@ MEMORY_REASONS = ("memory_dependency", "memory_throttle", "pipe_busy")
 
 
 def coalescing_weight(ctx, e: BlameEdge) -> float:
-    """The share of edge ``e`` that coalescing its def would remove (0 when the def is coalesced)."""
+    """The share of edge ``e`` that coalescing its def would remove (0 when the def is coalesced or
+    a gather: analysis/coalescing.py, ``gathers``)."""
     if e.reason not in MEMORY_REASONS:
         return 0.0
-    return excess(ctx.pcs.get(e.def_))
+    return remappable_excess(ctx, e.def_)
 
 
 def queue_weight(ctx, e: BlameEdge) -> float:
