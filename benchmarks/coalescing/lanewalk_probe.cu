@@ -23,7 +23,7 @@
 // L1 footprint of the scalar walk (warps x 32 lanes x a line per array) grows
 // with the warps while the work stays the same.
 //
-// Run under ncu by record_lanewalk.sh (time, L1 hit rate, L2 sectors from L1,
+// Run under ncu by record_probe.sh lanewalk (time, L1 hit rate, L2 sectors from L1,
 // DRAM bytes, L1/L2/DRAM share of peak); table_lanewalk.py adds the rows to
 // gpa_lsp/data/coalescing.json ("lanewalk").
 //

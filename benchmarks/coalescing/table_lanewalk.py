@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Add what record_lanewalk.sh measured to ``gpa_lsp/data/coalescing.json`` (key ``lanewalk``).
+"""Add what record_probe.sh lanewalk measured to ``gpa_lsp/data/coalescing.json`` (key ``lanewalk``).
 
     python benchmarks/coalescing/table_lanewalk.py RECORDED_DIR [--out gpa_lsp/data/coalescing.json]
 
-RECORDED_DIR holds record_lanewalk.sh's lanewalk_list.txt, lanewalk_times.txt, lanewalk_ncu.csv
+RECORDED_DIR holds record_probe.sh lanewalk's lanewalk_list.txt, lanewalk_times.txt, lanewalk_ncu.csv
 and device.txt; the n-th launch of the CSV is the n-th line of the list. Per configuration (mode
 scalar / ell / vector, elements per row L, gather, warps per SM): the timed median, the load
 sectors per request, the L1 hit rate, the L2 sectors the L1 asked for, the DRAM bytes read and
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     device, got = rows(a.recorded)
     doc = json.loads(a.out.read_text())
     doc["about_lanewalk"] = (
-        "'lanewalk': benchmarks/coalescing/lanewalk_probe.cu run by record_lanewalk.sh, converted by "
+        "'lanewalk': benchmarks/coalescing/lanewalk_probe.cu run by record_probe.sh lanewalk, converted by "
         "table_lanewalk.py. 2^25 elements in rows of L (val float, col int); mode scalar = a thread per "
         "row walks it (the uncoalesced per-lane walk), ell = the same threads on the rows stored "
         "column-major (coalesced, nothing else changed), vector = a warp per row (CSR vector); "

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Run one of the coalescing probes timed and under ncu, on the GPU machine:
+#
+#   benchmarks/coalescing/record_probe.sh lanewalk OUTDIR      (lanewalk_probe.cu)
+#   benchmarks/coalescing/record_probe.sh fieldgather OUTDIR   (fieldgather_probe.cu)
+#
+# Writes OUTDIR/NAME_list.txt (the configurations, in launch order),
+# OUTDIR/NAME_times.txt (median of 5 timed runs each, no profiler),
+# OUTDIR/NAME_ncu.csv (ncu --page raw, one launch of each configuration: time,
+# unit shares of peak, L1 hit rate, L2 sectors from L1, requests and sectors,
+# DRAM bytes) and OUTDIR/device.txt. benchmarks/coalescing/table_NAME.py adds
+# them to gpa_lsp/data/coalescing.json.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+NAME="${1:?usage: record_probe.sh lanewalk|fieldgather OUTDIR}"
+OUTDIR="${2:?usage: record_probe.sh lanewalk|fieldgather OUTDIR}"
+case "$NAME" in
+  lanewalk) KERNELS='regex:scalar|ell|vector' ;;
+  fieldgather) KERNELS='regex:soa|aos' ;;
+  *) echo "unknown probe $NAME" >&2; exit 2 ;;
+esac
+mkdir -p "$OUTDIR"
+BIN="$(mktemp -d)/${NAME}_probe"
+nvcc -O3 -arch=sm_90 -lineinfo -o "$BIN" "$HERE/${NAME}_probe.cu"
+"$BIN" --list > "$OUTDIR/${NAME}_list.txt"
+"$BIN" --time > "$OUTDIR/${NAME}_times.txt"
+CORE=$(PYTHONPATH="$REPO" python3 -c 'from gpa_lsp.profile.throughput import METRICS; print(",".join(METRICS))')
+# cache counters: kept only where this ncu knows them (a wrong name fails the whole run)
+KNOWN="$(dirname "$BIN")/known.txt"
+ncu --query-metrics --chip gh100 > "$KNOWN" 2>&1 || true
+METRICS="$CORE"
+for m in $(cat "$HERE/cache_metrics.txt"); do
+  if grep -qw -- "${m%%.*}" "$KNOWN"; then METRICS="$METRICS,$m"; else echo "skipped $m" >&2; fi
+done
+ncu --metrics "$METRICS" --clock-control none --csv --page raw --print-units base \
+    --print-kernel-base mangled -k "$KERNELS" "$BIN" > "$OUTDIR/${NAME}_ncu.csv"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUTDIR/device.txt"
+echo "recorded $(wc -l < "$OUTDIR/${NAME}_list.txt") $NAME configurations"
