@@ -23,7 +23,7 @@ from gpa_lsp.sass import load_program
 from gpa_lsp.sass.model import Function, Program
 
 from .blame import blame_function
-from .context import KernelContext
+from .context import KernelContext, kernel_fact
 from .line_stats import line_stats
 from .parallelism import mlp_bound
 from .ranking import limiter, rank
@@ -157,6 +157,12 @@ def _loc(ctx: KernelContext, offset: int, path_map) -> Location:
     return Location(file=path_map(loc.file), line=loc.line, function=fn, offset=offset)
 
 
+@kernel_fact
+def _def_regions(ctx: KernelContext) -> dict[int, tuple]:
+    """Def offset -> (region key, innermost loop, site), filled as ``_advice`` asks."""
+    return {}
+
+
 def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, *,
             cap: float = float("inf"), unit: str | None = None) -> Advice:
     """``cap``: the memory-system bound of ``opt`` (inf when unmeasured); it lowers the estimate and
@@ -186,7 +192,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     loc_at = ctx.location
     # regions: innermost loop of the def, else the function
     regions: dict[object, list] = {}
-    region_of: dict[int, tuple] = {}      # def offset -> (key, loop, site): pairs share their defs
+    region_of = _def_regions(ctx)         # pairs share their defs, advice of one kernel too
     for i, ((d, u), v) in enumerate(hot):
         got = region_of.get(d)
         if got is None:
