@@ -229,7 +229,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
         fix = replace(fix, file=path_map(fix.file))
     location = _advice_location(ctx, opt, m, fix, path_map)
     if location is None and opt.kind == ChangeKind.parallel:
-        f, l = _kernel_line(ctx)
+        f, l = opt.source_place(ctx, m) or _kernel_line(ctx)
         if f:
             location = Location(path_map(f), l or 1, ctx.entry.name)
     if location is None:

@@ -34,7 +34,7 @@ REQUIRED = {"optimizer": str, "top": int, "file": str, "line": int, "kernel": st
             "description": str}
 OPTIONAL = {"seed": str, "collector": str, "alt_lines": list, "loop_line": int, "inner_loop_line": int, "launch_line": int,
             "bounds_line": int, "decl_line": int, "index_line": int, "signature_line": int,
-            "improved_flags": list, "split": str, "variant": list}
+            "improved_flags": list, "split": str, "variant": list, "estimate_min": float, "estimate_max": float}
 VARIANT_KEYS = {"name": str, "file": str, "optimizer": str, "change": str, "expect": str}
 VARIANT_OPTIONAL = {"flags": list}
 

@@ -182,6 +182,11 @@ class Optimizer:
     def fix(self, ctx: KernelContext, match: Match) -> Fix | None:
         return None
 
+    def source_place(self, ctx: KernelContext, match: Match) -> tuple[str, int] | None:
+        """(file, line) where launch-shape advice with no fix is shown (the loop to cut, say);
+        None: the kernel's first line."""
+        return None
+
 
 #: The optimizers the advisor runs by default, in order (filled by ``optimizers/__init__``; change it
 #: with ``optimizers.register``/``unregister``). Here, not in the package, so that an optimizer that

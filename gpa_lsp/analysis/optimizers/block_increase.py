@@ -9,6 +9,13 @@ Two mechanisms, told apart in the SASS:
   (``waves.full_wave_memory_bound``). Where the profile counts executed instructions (ncu), the
   loop's iterations per warp bound the warps that get work: a loop of 3 iterations on 132 blocks
   has work for 396 blocks, not for a wave of 2112.
+* a *work loop* (analysis/worksplit.py): each thread runs a serial loop whose trip count depends
+  neither on the thread nor on data and whose iterations carry nothing but inductions, and the
+  loop holds most of the samples. Cut into ``S`` strips over a new grid dimension, it is the same
+  instructions on ``S`` times the warps: the grid-stride estimate with ``S`` = the strips that fill
+  one wave (at most the loop's passes per warp where ncu counted them), the code outside the loop
+  run once per strip (Amdahl on the samples outside it), and at most the DRAM share a full wave of
+  strips reached on the calibration case (``STRIPS_DRAM_PCT``). Calibrated on kernels/zscore_features.
 * *fixed work per thread*: more blocks are smaller blocks, the same warps spread over more SMs.
   That helps only where SMs idle (fewer blocks than SMs); the estimate is the busiest
   scheduler's ``k / P(k)`` before and after (estimate.block_increase). Why no "idle SMs" floor:
@@ -21,10 +28,13 @@ resident warps (benchmarks/waves measures both on the H100).
 
 from __future__ import annotations
 
+import math
+
 from ..context import kernel_fact
 from ..estimate import block_increase
 from ..model import Fix
 from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loops, grown, waves
+from ..worksplit import work_loops
 from .base import ChangeKind, Estimator, Match, Optimizer
 from .shared import block_size_fix
 
@@ -52,15 +62,47 @@ def iterations_per_warp(ctx, loops, w) -> float | None:
     return total / warps if total and warps else None
 
 
+def loop_samples(ctx, g) -> int:
+    """Samples on the instructions of the loop whose header is ``g.header``."""
+    at = ctx.total_at
+    lp = ctx.loop_by_header(ctx.entry.name, g.header)
+    body = lp.instructions if lp is not None else ()
+    return sum(at.get(ctx.entry.instructions[i].offset, 0) for i in body)
+
+
+# "nearly all of the kernel's samples": the loop must hold most of them, or cutting it is not what
+# the kernel's time is about (the estimate's Amdahl term prices the rest)
+WORK_LOOP_SHARE = 0.5
+# The DRAM share of peak a work loop cut into a full wave of strips reached on the H100: the
+# calibration case's `strips` variant (kernels/zscore_features/recorded/strips: 61.0% with CUPTI's
+# counters, 57.8% under ncu; the higher, so that it stays a bound). The memory-parallelism curve
+# (analysis/parallelism.py) tops out at 85% for long streams, but a strip is a short stream --
+# 32 rows a thread there, each row's load behind the previous row's store, the grid's ramp and tail
+# inside a 30 us kernel -- and the copy at a full wave of strips ran at 61% (45x measured, where
+# the curve's top gave 63x). tests/analysis/test_worksplit.py reads it back from the recording.
+STRIPS_DRAM_PCT = 61.0
+
+
+def work_split(ctx, w) -> dict | None:
+    """The work loop to cut into strips and how many strips (see the module docstring), or None."""
+    loops = work_loops(ctx.entry)
+    if not loops or not ctx.total:
+        return None
+    share = sum(loop_samples(ctx, g) for g in loops) / ctx.total
+    if share <= WORK_LOOP_SHARE:
+        return None
+    strips = w.capacity // max(1, w.blocks)       # whole strips within one wave
+    t = iterations_per_warp(ctx, loops, w)
+    if t is not None:
+        strips = min(strips, int(t))               # a strip needs at least one pass of the loop
+    if strips < 2:
+        return None
+    return {"work_loop": hottest(ctx, loops), "strips": strips, "loop_share": share, "iterations": t}
+
+
 def hottest(ctx, loops):
     """The loop version with the most samples: the one the advice names."""
-    at = ctx.total_at
-
-    def samples(g):
-        lp = ctx.loop_by_header(ctx.entry.name, g.header)
-        body = lp.instructions if lp is not None else ()
-        return sum(at.get(ctx.entry.instructions[i].offset, 0) for i in body)
-    return max(loops, key=samples)
+    return max(loops, key=lambda g: loop_samples(ctx, g))
 
 
 class BlockIncrease(Optimizer):
@@ -85,6 +127,10 @@ class BlockIncrease(Optimizer):
                     return None     # every warp runs the loop once: no work left for more blocks
                 data["iterations"] = t
             return Match((), float(ctx.total), float(ctx.latency), data=data)
+        split = work_split(ctx, w)
+        if split is not None:
+            return Match((), float(ctx.total), float(ctx.latency),
+                         data={"blocks": L.blocks, "waves": w.waves, "full_wave": w.capacity, **split})
         if L.blocks >= ctx.device.sm_count or L.threads_per_block <= 128:
             return None
         return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks, "waves": w.waves})
@@ -98,12 +144,24 @@ class BlockIncrease(Optimizer):
             target = grown(w, w.capacity if t is None else int(t * w.blocks))
             return min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
                        full_wave_memory_bound(ctx, w, target))
+        if "work_loop" in match.data:
+            s, f = match.data["strips"], match.data["loop_share"]
+            target = grown(w, s * w.blocks)
+            t = ctx.kernel.throughput
+            dram = t.pct("dram") if t is not None else None
+            gain = min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
+                       full_wave_memory_bound(ctx, w, target),
+                       STRIPS_DRAM_PCT / dram if dram else math.inf)
+            # the loop's work is spread over s x the warps; what runs outside it, once per strip
+            return max(1.0, gain / (f + (1.0 - f) * s))
         shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         total_warps = L.blocks * occ.warps_per_block
         return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
                               total_warps=total_warps, sm_count=ctx.device.sm_count)
 
     def describe(self, ctx, match: Match) -> str:
+        if "work_loop" in match.data:
+            return self._describe_split(ctx, match)
         if "grid_stride" not in match.data:
             return self.suggestion
         w = kernel_waves(ctx)
@@ -120,8 +178,33 @@ class BlockIncrease(Optimizer):
             text += " Blocks beyond the loop's item count get no work."
         return text
 
+    def _describe_split(self, ctx, match: Match) -> str:
+        w, L = kernel_waves(ctx), ctx.launch
+        s, f, t = match.data["strips"], match.data["loop_share"], match.data.get("iterations")
+        line = match.data["work_loop"].line
+        where = f"the loop at line {line}" if line else "the kernel's outer loop"
+        dim = "blockIdx.y" if L.grid[1] == 1 and L.grid[2] == 1 else "blockIdx.z" if L.grid[2] == 1 else \
+            "a new grid index"
+        blocks = s * w.blocks
+        fill = "one full wave" if blocks >= 0.95 * w.capacity else f"{blocks / w.capacity:.2f} of a wave"
+        text = (f"The grid is {w.waves:.2f} of a wave: {w.blocks} blocks where {w.sm_count} SMs hold {w.resident} "
+                f"each ({w.limiter} limit), {w.capacity} in a full wave. {where.capitalize()} holds {f:.0%} of the "
+                f"samples; every thread runs it the same number of times (its trip count comes from neither the "
+                f"thread's index nor memory) and nothing but its counter and addresses goes from one iteration to "
+                f"the next. Cut its range into {s} strips, one per {dim} (launch {s} x the grid: {blocks} blocks, "
+                f"{fill}), each thread running its own strip: more warps for the same work. Check that no "
+                f"iteration reads what an earlier one wrote.")
+        if t is not None:
+            text += f" The loop runs {t:.1f} passes per warp."
+        return text
+
+    def source_place(self, ctx, match: Match) -> tuple[str, int] | None:
+        g = match.data.get("work_loop")
+        lp = ctx.loop_by_header(ctx.entry.name, g.header) if g is not None else None
+        return (lp.file, lp.line) if lp is not None and lp.file and lp.line else None
+
     def fix(self, ctx, match: Match) -> Fix | None:
-        if "grid_stride" in match.data:
+        if "grid_stride" in match.data or "work_loop" in match.data:
             return None     # the grid is computed at the launch site: no single edit to offer
         return block_size_fix(ctx, smaller=True)
 
