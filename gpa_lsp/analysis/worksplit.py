@@ -224,6 +224,9 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
                 last = ins_list[max(i for i in members if ins_list[i].offset < by_start[e.src].end
                                     and ins_list[i].offset >= e.src)]
                 exits.append(last)
+        # a guarded EXIT/RET inside the body leaves the loop too (an early return)
+        exits += [ins_list[i] for i in members if ins_list[i].predicate
+                  and ins_list[i].base_opcode in ("EXIT", "RET", "BREAK", "BRK")]
         if not exits:
             continue
         if taint is None:

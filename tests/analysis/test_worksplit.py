@@ -76,6 +76,11 @@ __global__ void shared_carry(float* out, const float* in, int w, int h) {
     out[y * w + x] = v;
   }
 }
+__global__ void first_match(int* out, const float* in, int w, int h, float key) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int y = 0; y < h; ++y)
+    if (in[y * w + x] == key) { out[x] = y; return; }
+}
 __global__ void chase(int* out, const int* next, int steps) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   int p = x;
@@ -113,6 +118,7 @@ def test_splittable_loops_found(kernels, name, needle):
     ("grid_stride", "the trip count depends on the thread (a grid-stride loop, advised as such)"),
     ("shared_carry", "iterations hand values on through shared memory"),
     ("chase", "a loaded value carried around the back edge (pointer chase)"),
+    ("first_match", "an early return on a loaded value: the trip count comes from memory"),
 ])
 def test_loops_not_split(kernels, name, why):
     assert kernels[name].loops, name
