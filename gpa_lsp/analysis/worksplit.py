@@ -23,8 +23,15 @@ conditions make the cut a mechanical one:
   loads from shared memory may hand values from one iteration to the next (tiles, wavefronts),
   which registers do not show; it is left out.
 
-What goes through global memory from one iteration to the next (a loop reading what its earlier
-iterations wrote) is not visible in the SASS either; the advice says to check it.
+* **no load through the pointer the loop stores through**: a loop that loads from and stores to
+  global addresses derived from the same kernel parameter (``c[0x0][0x210+]`` on sm_90) may read
+  what an earlier iteration wrote (an in-place recurrence down a column); it is left out, as is a
+  loop whose addresses come from memory (pointers loaded at run time). The pointer parameters are
+  read from the demangled signature (their offsets follow the parameters' sizes); a signature
+  with a parameter of unknown size (a struct) skips this test.
+
+Two different pointer parameters may still point into the same array at run time, which the
+SASS cannot show; the advice says to check that no iteration reads what an earlier one wrote.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from dataclasses import dataclass
 from gpa_lsp.sass.model import Function
 
 from ..sass.defuse import register_defs, register_uses
+from ..sass.operands import address_registers, memory_operand
 from .flow import loop_scopes, with_cfg
 
 # integer ops that keep a value an affine function of the inductions and invariants: the counter and
@@ -42,6 +50,8 @@ _AFFINE = frozenset({"IADD3", "IADD", "IADD32I", "VIADD", "IMAD", "IMUL", "LEA",
                      "ULEA", "UMOV", "UIADD32I", "ISCADD"})
 _SHIFT_LEFT = ("SHF.L", "USHF.L")    # a multiply by 2^k (SHF.R is not: a sign or a quotient)
 _THREAD_SR = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_VIRTUALSMID", "SR_SMID", "SR_WARPID")
+PARAMS = 0x210               # the first kernel parameter, c[0x0][0x210] on sm_90 (0x208: the memory descriptor)
+_UNKNOWN = -1                # an address loaded from memory: any parameter's array
 _DATA_OPS = frozenset({"SHFL", "VOTE", "VOTEU", "MATCH", "REDUX", "CS2R", "ATOM", "ATOMG", "ATOMS", "RED",
                        "REDG", "POPC"})
 
@@ -118,6 +128,115 @@ def _taint_before(function: Function) -> dict[int, tuple[frozenset[str], frozens
             before[pos[off]] = (frozenset(thread), frozenset(data))
             transfer(ins_list[pos[off]], thread, data)
     return before
+
+
+_SCALARS = {"bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
+            "int": 4, "unsigned int": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
+            "unsigned long long": 8, "double": 8, "__half": 2, "__nv_bfloat16": 2}
+
+
+def pointer_offsets(demangled: str) -> frozenset[int] | None:
+    """The constant-bank offsets of a kernel's pointer parameters, from its demangled signature
+    (``conv_cols(float*, float const*, int, int)``: 0x210, 0x218); None when a parameter's size is
+    not known here (a struct, a template class) and the layout cannot be followed."""
+    if "(" not in demangled or not demangled.endswith(")"):
+        return None
+    inner = demangled[demangled.index("(") + 1:-1]
+    params, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += ch in "<("
+        depth -= ch in ">)"
+        if ch == "," and depth == 0:
+            params.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        params.append(cur.strip())
+    out, at = set(), PARAMS
+    for p in params:
+        if p.endswith("*") or p.endswith("* const") or p.endswith("*__restrict__"):
+            size = 8
+            at = (at + 7) // 8 * 8
+            out.add(at)
+        else:
+            base = " ".join(w for w in p.replace("const", " ").split())
+            size = _SCALARS.get(base)
+            if size is None:
+                return None
+            at = (at + size - 1) // size * size
+        at += size
+    return frozenset(out)
+
+
+def _pointer_params(function: Function, pointers: frozenset[int]) -> dict[int, dict[str, frozenset[int]]]:
+    """Per instruction index: for each register, the pointer parameters (their constant-bank
+    offsets, ``pointers``) its value derives from on entry (``_UNKNOWN`` for a value loaded from
+    memory); forward may-analysis, union at joins, a guarded def keeps what the register held."""
+    ins_list = function.instructions
+    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    blocks = [b for b in function.blocks if b.instructions]
+    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
+    for e in function.edges:
+        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
+            preds[e.dst].append(e.src)
+
+    def transfer(ins, state: dict[str, frozenset[int]]) -> None:
+        m = ins.memory
+        if m is not None and m.space != "constant" and (m.load or m.atomic):
+            got = frozenset({_UNKNOWN})
+        else:
+            got = frozenset(off for bank, off in ins.cbank if bank == 0 and off in pointers)
+            for r in register_uses(ins):
+                got |= state.get(r, frozenset())
+        for reg in register_defs(ins):
+            state[reg] = got | state.get(reg, frozenset()) if ins.predicate else got
+
+    def merged(b) -> dict[str, frozenset[int]]:
+        state: dict[str, frozenset[int]] = {}
+        for p in preds[b.start]:
+            for r, v in out.get(p, {}).items():
+                state[r] = state.get(r, frozenset()) | v
+        return state
+
+    out: dict[int, dict[str, frozenset[int]]] = {b.start: {} for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks:
+            state = merged(b)
+            for off in b.instructions:
+                transfer(ins_list[pos[off]], state)
+            if state != out[b.start]:
+                out[b.start] = state
+                changed = True
+    before: dict[int, dict[str, frozenset[int]]] = {}
+    for b in blocks:
+        state = merged(b)
+        for off in b.instructions:
+            before[pos[off]] = dict(state)
+            transfer(ins_list[pos[off]], state)
+    return before
+
+
+def _reads_what_it_writes(function: Function, members, params) -> bool:
+    """The loop's global loads and stores may touch the same array: an address of each derives from
+    the same kernel parameter, or one comes from memory."""
+    loads: set[int] = set()
+    stores: set[int] = set()
+    for i in members:
+        ins = function.instructions[i]
+        m = ins.memory
+        if m is None or m.space not in ("global", "generic"):
+            continue
+        brackets = (memory_operand(ins.operands) or "").rsplit("[", 1)
+        regs = address_registers("[" + brackets[-1]) if len(brackets) > 1 else frozenset()
+        got = set().union(*(params.get(i, {}).get(r, frozenset()) for r in regs)) if regs else set()
+        if m.store or m.atomic:
+            stores |= got
+        if m.load:
+            loads |= got
+    return bool(loads & stores) or (_UNKNOWN in loads and bool(stores)) or (_UNKNOWN in stores and bool(loads))
 
 
 def _live_in(function: Function) -> dict[int, frozenset[str]]:
@@ -202,8 +321,7 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
     if not fn.loops:
         return ()
     ins_list = fn.instructions
-    taint = None
-    live = None
+    taint = live = params = None
     by_start = {b.start: b for b in fn.blocks}
     found = []
     for lp in loop_scopes(fn):
@@ -231,6 +349,10 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
             continue
         if taint is None:
             taint, live = _taint_before(fn), _live_in(fn)
+            pointers = pointer_offsets(fn.demangled or "")
+            params = _pointer_params(fn, pointers) if pointers is not None else None
+        if params is not None and _reads_what_it_writes(fn, members, params):
+            continue
         index = {ins.offset: i for i, ins in enumerate(ins_list)}
         bad_exit = False
         for br in exits:

@@ -81,6 +81,16 @@ __global__ void first_match(int* out, const float* in, int w, int h, float key) 
   for (int y = 0; y < h; ++y)
     if (in[y * w + x] == key) { out[x] = y; return; }
 }
+__global__ void recurrence(float* a, int w, int h, int d) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= w) return;
+  for (int y = d; y < h; ++y) a[y * w + x] = 0.5f * a[(y - d) * w + x] + 1.f;
+}
+__global__ void pointers(float* const* rows, const float* in, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= w) return;
+  for (int y = 0; y < h; ++y) rows[y][x] = in[y * w + x] * 2.f;
+}
 __global__ void chase(int* out, const int* next, int steps) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   int p = x;
@@ -119,6 +129,8 @@ def test_splittable_loops_found(kernels, name, needle):
     ("shared_carry", "iterations hand values on through shared memory"),
     ("chase", "a loaded value carried around the back edge (pointer chase)"),
     ("first_match", "an early return on a loaded value: the trip count comes from memory"),
+    ("recurrence", "loads and stores through one pointer: an iteration may read what an earlier one wrote"),
+    ("pointers", "stores through pointers loaded from memory: they may point anywhere"),
 ])
 def test_loops_not_split(kernels, name, why):
     assert kernels[name].loops, name
