@@ -19,7 +19,8 @@ changes, the unroll factor for unrolling; None when not known, e.g. reordering) 
 most ``attainable(F') / measured DRAM share``: the same bytes at no more than the share that
 F' bytes in flight can pull.
 
-F for the code as it is: in the hottest innermost loop with global loads, loads are grouped by
+F for the code as it is: in the hottest innermost loop with global loads (a kernel with no such
+loop: its hottest loop-free stretch between block barriers, ``_hottest_phase``), loads are grouped by
 dependency level within one iteration (a load whose address comes from another load's value is
 one level deeper); a warp has the largest level in flight at once, 32 threads x the load's
 width. The largest level, not the first, so the bound stays a bound (more bytes, higher roof).
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from ..sass.opcodes import CTA_BARRIERS
 from .context import KernelContext, kernel_fact
 
 BYTES_PER_THREAD_DEFAULT = 4
@@ -44,7 +46,7 @@ BYTES_PER_THREAD_DEFAULT = 4
 
 @dataclass(frozen=True)
 class Roof:
-    loop_header: int            # offset of the loop whose loads were counted
+    loop_header: int            # offset of the loop whose loads were counted (a phase's first instruction)
     warp_bytes: int             # bytes of loads one warp has in flight (the largest level)
     warps: float                # resident warps per SM
     pattern: str                # "copy" (the loop stores to global memory) | "read"
@@ -141,6 +143,8 @@ def roof(ctx: KernelContext) -> Roof | None:
                 if best is None or samples > best[0]:
                     best = (samples, lp, body)
     if best is None:
+        best = _hottest_phase(ctx)
+    if best is None:
         return None
     _, lp, body = best
     levels = level_bytes(body)
@@ -151,7 +155,36 @@ def roof(ctx: KernelContext) -> Roof | None:
     reach = attainable(points, warp_bytes * warps)
     if reach is None:
         return None
-    return Roof(lp.header_offset, warp_bytes, warps, pattern, dram, reach)
+    return Roof(lp.header_offset if lp is not None else body[0].offset, warp_bytes, warps, pattern, dram, reach)
+
+
+def _hottest_phase(ctx: KernelContext):
+    """(samples, None, instructions) of the hottest stretch of loop-free code between block
+    barriers that loads from global memory; None when there is none.
+
+    Why phases: a kernel without a loop over its loads (a block per row, its loads unrolled) is a
+    streaming loop whose iteration is a block: each warp has its loads of one phase in flight, then
+    computes; loads on either side of a ``BAR`` cannot be in flight together (the barrier waits
+    for the loads the phase before it consumes), so the levels are counted per phase."""
+    total_at = ctx.total_at
+    best = None
+    for fb in ctx.blames:
+        fn = fb.function
+        in_loop = {i for lp in ctx.loops.get(fn.name, ()) for i in lp.instructions}
+        phase: list = []
+        phases = [phase]
+        for k, ins in enumerate(fn.instructions):
+            if ins.base_opcode in CTA_BARRIERS:
+                phase = []
+                phases.append(phase)
+            elif k not in in_loop:
+                phase.append(ins)
+        for body in phases:
+            if any(_global_load(i) for i in body):
+                samples = sum(total_at.get(i.offset, 0) for i in body)
+                if best is None or samples > best[0]:
+                    best = (samples, None, body)
+    return best
 
 
 def mlp_bound(ctx: KernelContext, factor: float) -> tuple[float, float | None]:
