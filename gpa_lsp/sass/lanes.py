@@ -201,7 +201,7 @@ def _setp(ins, w: _Warp):
     cmp = next((m for m in mods if m in _CMP), None)
     combine = next((m for m in mods if m in ("AND", "OR", "XOR")), "AND")
     ops = ins.operands
-    if cmp is None or len(ops) < 4:
+    if cmp is None or len(ops) < 4 or "EX" in mods:     # .EX: the high half of a 64-bit compare
         return None
     a, b = w.value(ops[2]), w.value(ops[3])
     c = w.pred(ops[4]) if len(ops) > 4 else (True,) * LANES
@@ -398,7 +398,7 @@ def shared_accesses(function: Function, block: tuple[int, int, int],
     redefines (reset to uniform-unknown or unknown there)."""
     ins = function.instructions
     shared = [i for i in ins if i.memory is not None and i.memory.space == "shared"]
-    if not shared or len(ins) > MAX_INSTRUCTIONS:
+    if not shared or len(ins) > MAX_INSTRUCTIONS or len(block) != 3 or min(block) <= 0:
         return {}
     threads = block[0] * block[1] * block[2]
     warps = max(1, -(-threads // LANES))
