@@ -4,6 +4,11 @@ For each case: the advice diagnostics are exactly the advisor's (lines, ids),
 the hottest line has a hover with its samples, each kernel with a
 definition line in the file gets its code lens, and every quick fix the
 server offers is a well-formed edit after which nvcc still compiles the file.
+
+One server serves the module's cases (one per xdist worker): each case is a copy added to its
+workspace as a folder, with its own settings and analysis worker process, and removed after, as an
+editor adds and removes folders (tests/server/test_multi_root.py checks that folders do not see
+each other's results). A server process per case cost 0.9 s of CPU each to start (lsprotocol).
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.config import from_mapping, load
@@ -22,7 +29,7 @@ from gpa_lsp.server.actions import apply_edits
 from gpa_lsp.server.results import PathResolver
 
 from .conftest import nvcc_compiles
-from .lsp_session import open_doc, session, wait_for
+from .lsp_session import change_folders, open_doc, session, wait_for
 
 import os
 
@@ -66,8 +73,18 @@ def test_edits_inside_kernel_bodies_are_told_apart():
     assert not inside_device_bodies(text, [at(1, 12, 12), at(3, 13, 13)])
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def editor(tmp_path_factory):
+    """The module's server, its workspace one empty folder until a test adds its case."""
+    anchor = tmp_path_factory.mktemp("kernel-cases-workspace")
+    async with session(anchor, folders={anchor: None}) as client:
+        yield client
+
+
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("case", _cases())
-async def test_case_in_the_editor(case, tmp_path):
+async def test_case_in_the_editor(case, tmp_path, editor):
+    client = editor
     ws = _copy_case(tmp_path, case)
     # the bundle names the sources by the recording checkout's paths, which exist here and may be
     # edited meanwhile: map them to this copy, for the advisor here and for the server alike
@@ -80,10 +97,13 @@ async def test_case_in_the_editor(case, tmp_path):
     want = sorted((a.location.line - 1, a.optimizer) for k in report.kernels for a in k.advice
                   if a.location and resolve(a.location.file) == source.resolve())
     stats = [ls for k in report.kernels for ls in k.lines if resolve(ls.file) == source.resolve()]
-    async with session(ws, settings=settings) as client:
+    root = from_fs_path(str(ws.resolve()))
+    client.set_configuration({"gpa": settings}, scope_uri=from_fs_path(str(ws)))
+    change_folders(client, added=[ws])
+    try:
         uri = open_doc(client, source)
-        await wait_for(lambda: any(s["state"] == "untrusted" and s.get("result") for s in client.status), 120,
-                       "the replayed analysis")
+        await wait_for(lambda: any(s.get("root") == root and s["state"] == "untrusted" and s.get("result")
+                                   for s in client.status), 120, "the replayed analysis")
         diags = client.diagnostics.get(uri, [])
         assert sorted((d.range.start.line, d.code) for d in diags) == want
         # an estimate the memory system bounds says so, in the message and the hover
@@ -148,3 +168,7 @@ async def test_case_in_the_editor(case, tmp_path):
         source_fixes = [d.code if d.data["fix"]["kind"] != "fast_math" else "fast_math(config)"
                         for d in diags if d.data.get("fix")]
         assert sorted(compiled) == sorted(source_fixes)
+    finally:
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=from_fs_path(str(source)))))
+        change_folders(client, removed=[ws])
