@@ -12,6 +12,7 @@ edges), so the floats are the same.
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import itemgetter
 
 from .context import KernelContext
 from .model import LineStats
@@ -78,9 +79,18 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
             continue
         out.append(LineStats(
             file=path_map(file), line=line, samples=s[_SAMPLES], issued=s[_ISSUED],
-            by_reason=tuple(sorted(s[_REASONS].items(), key=lambda kv: -kv[1])),
+            by_reason=_descending(list(s[_REASONS].items()), _SECOND),
             blamed=round(s[_BLAMED], 6),
-            blamed_by_category=tuple(sorted(((k, round(v, 6)) for k, v in s[_CATS].items()), key=lambda kv: -kv[1])),
-            blamed_from=tuple(sorted(((f, l, round(v, 6)) for (f, l), v in s[_FROM].items()), key=lambda t: -t[2])),
+            blamed_by_category=_descending([(k, round(v, 6)) for k, v in s[_CATS].items()], _SECOND),
+            blamed_from=_descending([(f, l, round(v, 6)) for (f, l), v in s[_FROM].items()], _THIRD),
             instructions=tuple(s[_INS])))
     return tuple(out)
+
+
+_SECOND, _THIRD = itemgetter(1), itemgetter(2)
+
+
+def _descending(items: list, key) -> tuple:
+    """``items`` by ``key`` descending, equal keys in their order (``reverse=True`` keeps a sort
+    stable); most lines have one or none, which need no sort."""
+    return tuple(items) if len(items) < 2 else tuple(sorted(items, key=key, reverse=True))
