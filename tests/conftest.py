@@ -30,30 +30,33 @@ NVDISASM_ONCE = Path(__file__).resolve().parent / "nvdisasm_once.py"
 
 
 def pytest_configure(config):
-    """Put tests/nvdisasm_once.py in front of the real nvdisasm for the whole session: this process,
-    the xdist workers it starts and every process they start inherit GPA_NVDISASM (toolchain's
-    override), so each distinct cubin is disassembled once per session. A worker finds the
-    variables set by the controller and keeps them."""
-    if os.environ.get("GPA_TEST_NVDISASM_CACHE"):
+    """A folder for the session, shared by this process, the xdist workers it starts and every
+    process they start (they inherit the environment; a worker finds the variables set by the
+    controller and keeps them): GPA_TEST_COMPILED keeps which texts compiled (tests/server/conftest.py's
+    nvcc_compiles), and tests/nvdisasm_once.py stands in front of the real nvdisasm through
+    GPA_NVDISASM (toolchain's override), so each distinct cubin is disassembled once per session."""
+    if os.environ.get("GPA_TEST_COMPILED"):
         return
+    folder = Path(tempfile.mkdtemp(prefix="gpa-tests-"))
+    config._gpa_session_folder = folder
+    (folder / "compiled").mkdir()
+    os.environ["GPA_TEST_COMPILED"] = str(folder / "compiled")
     try:
         real = toolchain.find_tool("nvdisasm")
     except ToolNotFound:
         return                                   # the tests that need it say so themselves
-    folder = Path(tempfile.mkdtemp(prefix="gpa-tests-nvdisasm-"))
     wrapper = folder / "bin" / "nvdisasm"        # named nvdisasm: tool_env puts its folder on PATH
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(NVDISASM_ONCE))} "$@"\n')
     wrapper.chmod(0o755)
-    (folder / "out").mkdir()
-    os.environ.update(GPA_TEST_NVDISASM_REAL=real, GPA_TEST_NVDISASM_CACHE=str(folder / "out"),
+    (folder / "nvdisasm").mkdir()
+    os.environ.update(GPA_TEST_NVDISASM_REAL=real, GPA_TEST_NVDISASM_CACHE=str(folder / "nvdisasm"),
                       GPA_NVDISASM=str(wrapper))
     toolchain._find_cached.cache_clear()
-    config._gpa_nvdisasm_folder = folder
 
 
 def pytest_unconfigure(config):
-    folder = getattr(config, "_gpa_nvdisasm_folder", None)
+    folder = getattr(config, "_gpa_session_folder", None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 
