@@ -18,8 +18,9 @@ KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 # restrict_pointer is not here: where the SASS shows reloads it is stall elimination (the loads vanish)
 LATENCY_HIDING = {"loop_unrolling", "code_reordering", "function_inlining"}
 # optimizers that match per-instruction counters only Nsight Compute records (sectors, executed /
-# thread-executed, bank conflicts): a CUPTI bundle cannot show them, so their cases fail there
-NEEDS_NCU = {"global_memory_coalescing", "warp_divergence", "shared_memory_bank_conflicts"}
+# thread-executed): a CUPTI bundle cannot show them, so their cases fail there. (Bank conflicts are
+# counted from the lanes' addresses in the SASS, sass/lanes.py: CUPTI bundles show them too.)
+NEEDS_NCU = {"global_memory_coalescing", "warp_divergence"}
 # (case, collector) -> why the principled rules do not get it right yet (calibration cases added
 # while developing the models; their figures are in docs/accuracy.md)
 KNOWN: dict[tuple[str, str], str] = {

@@ -18,8 +18,10 @@ kernel's shared accesses (executed x N) and its other MIO instructions
 * every ``mio_throttle`` sample in the kernel x the replay share of the MIO
   queue, sum(executed x (N-1)) / W.
 Removing the conflicts (padding, a different index) removes both: stall
-elimination (Eq. 2). Without per-instruction counters (the CUPTI collector)
-the conflict degree is unknown and nothing is matched.
+elimination (Eq. 2). Without per-instruction counters (the CUPTI collector) the
+conflicts come from the lanes' addresses alone and the executions from the
+sampled warps' issues of each instruction (``executions``); an access whose
+addresses the SASS does not give is not matched there.
 
 Why the replays are counted from the addresses: ncu's N is wavefronts / executed
 warp instructions, rounded, and warps predicated off execute the instruction with
@@ -83,7 +85,7 @@ def wavefronts_per_execution(ctx, off: int, pc) -> tuple[float, float]:
     execute the instruction with no wavefront, so ``N - 1`` understates the replays of the warps
     that do run it (benchmarks/banks: N = 2 for a 32-way access one warp of 16 runs). Where the
     lanes' addresses are known (``counted_accesses``) both come from them; else N and 1."""
-    acc = counted_accesses(ctx).get(off) if pc is not None and pc.bank_conflicts is not None else None
+    acc = counted_accesses(ctx).get(off)
     if acc is not None:
         return acc.wavefronts / acc.warps, acc.ideal / acc.warps
     n = conflict_ways(pc)
@@ -100,12 +102,24 @@ def conflict_share(pc, ctx=None, off: int | None = None) -> float:
     return (n - 1.0) / n if n > 1 else 0.0
 
 
+def executions(ctx, off: int, pc) -> float:
+    """How often an instruction ran, as a relative weight: ncu's executed count; in a bundle without
+    counts (CUPTI), the sampled warps' issues of it (``selected`` samples: one issue cycle per
+    execution)."""
+    if pc is None:
+        return 0.0
+    if pc.executed is not None:
+        return float(pc.executed)
+    return float(ctx.selected_at.get(off, 0))
+
+
 @kernel_fact
 def mio_replay_share(ctx) -> float:
-    """Share of the kernel's MIO wavefronts that are bank-conflict replays (needs executed counts)."""
+    """Share of the kernel's MIO wavefronts that are bank-conflict replays."""
     replay = total = 0.0
     for off, pc in ctx.pcs.items():
-        if not pc.executed:
+        n = executions(ctx, off, pc)
+        if not n:
             continue
         site = ctx.site(off)
         if site is None:
@@ -115,10 +129,10 @@ def mio_replay_share(ctx) -> float:
             w, ideal = wavefronts_per_execution(ctx, off, pc)
             if not w:
                 w = ideal = 1.0
-            total += pc.executed * w
-            replay += pc.executed * max(0.0, w - ideal)
+            total += n * w
+            replay += n * max(0.0, w - ideal)
         elif ins.base_opcode in MIO_OTHER:
-            total += pc.executed
+            total += n
     return replay / total if total > 0 else 0.0
 
 
@@ -153,10 +167,11 @@ def _queue_edges(ctx) -> list[BlameEdge]:
         return []
     culprits = []
     for off, pc in ctx.pcs.items():
-        if pc.executed:
+        n = executions(ctx, off, pc)
+        if n:
             w, ideal = wavefronts_per_execution(ctx, off, pc)
             if w > ideal:
-                culprits.append((off, pc.executed * (w - ideal)))
+                culprits.append((off, n * (w - ideal)))
     weight = sum(w for _, w in culprits)
     if weight <= 0:
         return []
@@ -229,8 +244,9 @@ def _phase(ctx, fn, lasts, bar: int, claimed: dict[int, float]) -> tuple[float, 
             continue
         work += sum(n for r, n in p.stalls if reason_category(r) != "synchronization")
         replays += claimed.get(i.offset, 0.0)
-        if p.executed and defuse.memory_space(i) == "shared":
+        n = executions(ctx, i.offset, p)
+        if n and defuse.memory_space(i) == "shared":
             w, ideal = wavefronts_per_execution(ctx, i.offset, p)
             if w > ideal:
-                culprits.append((i.offset, p.executed * (w - ideal)))
+                culprits.append((i.offset, n * (w - ideal)))
     return (min(1.0, replays / work) if work > 0 else 0.0), culprits
