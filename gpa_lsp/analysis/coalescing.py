@@ -63,8 +63,8 @@ from functools import lru_cache
 from importlib import resources
 
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
-from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
+from .gathers import gathers
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -161,56 +161,6 @@ class Model:
     def share(self, unit: str) -> float:
         """The unit's share of the launch's time at the share of peak it can reach (0..1)."""
         return min(1.0, self.util.get(unit, 0.0) / self.roofs.get(unit, UNIT_ROOF_DEFAULT))
-
-
-def _global(ins) -> bool:
-    return ins.memory is not None and ins.memory.space in ("global", "generic")
-
-
-def _indirect(instructions, looped: frozenset[int] = frozenset()) -> set[int]:
-    """Offsets of the global accesses of one pass of ``instructions`` (in program order) whose
-    address comes from a value a global load of the same pass returned (values from before the
-    pass count as plain). An instruction at an offset of ``looped`` belongs to a loop the pass
-    does not look into: what it writes is loop-carried, plain, and its accesses are not judged."""
-    loaded: set[str] = set()
-    out: set[int] = set()
-    for ins in instructions:
-        if ins.offset in looped:
-            loaded -= ins.dsts
-            continue
-        if _global(ins):
-            if address_registers(memory_operand(ins.operands)) & loaded:
-                out.add(ins.offset)
-            if ins.memory.load:
-                loaded |= ins.dsts
-                continue
-        if ins.srcs & loaded:
-            loaded |= ins.dsts
-        else:
-            loaded -= ins.dsts
-    return out
-
-
-@kernel_fact
-def gathers(ctx: KernelContext) -> frozenset[int]:
-    """Offsets of the global accesses whose address is data (a gather or scatter: ``x[col[j]]``):
-    in its innermost loop's iteration, or in the code outside loops, the address comes from a value
-    a global load returned (in code outside loops, what a loop wrote counts as plain: a walk's
-    position after the loop, as in the remainder of an unrolled loop). No mapping of threads to
-    data coalesces them: the probe's column-major walk (lanewalk_probe ``ell``, gather=1) keeps the
-    gather at 31 sectors per request while the walk's own loads drop to 4."""
-    out: set[int] = set()
-    for fb in ctx.blames:
-        fn = fb.function
-        loops = ctx.loops.get(fn.name, ())
-        parents = {lp.parent for lp in loops}
-        looped: set[int] = set()
-        for lp in loops:
-            looped |= {fn.instructions[i].offset for i in lp.instructions}
-            if lp.header_offset not in parents:
-                out |= _indirect(fn.instructions[i] for i in sorted(lp.instructions))
-        out |= _indirect(fn.instructions, frozenset(looped))
-    return frozenset(out)
 
 
 def ideal_sectors(ctx: KernelContext, offset: int) -> float | None:

@@ -225,3 +225,44 @@ def test_spmv_coalescing_is_bounded_by_what_it_cannot_unload():
     assert 0.5 < m.keep["l2"] < 0.8
     a, _ = _advice(ROOT / "kernels" / "spmv_csr_scalar" / "recorded" / "ncu.gpabundle", "spmv")
     assert a.bounded_by in ("l2", "dram") and a.estimated_speedup < 1.7
+
+
+# --- gathers sharing an index (benchmarks/coalescing/fieldgather_probe.cu) ----------------------
+
+def _fieldgather(mode: str, foot: str) -> dict:
+    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
+    return next(r for r in d["devices"][H100]["fieldgather"] if r["mode"] == mode and r["foot"] == foot)
+
+
+def test_merging_gathers_divides_their_dram_bytes_and_the_time_follows():
+    """From DRAM, each 4-byte random gather reads 64 bytes; one record gather reads them once; the
+    time follows the DRAM bytes (the DRAM at 60-67% of its peak in every configuration)."""
+    soa = [_fieldgather(f"soa{k}", "dram") for k in (1, 2, 3, 4)]
+    step = [b["dram_read_bytes"] - a["dram_read_bytes"] for a, b in zip(soa, soa[1:])]
+    per_gather = sum(step) / len(step) / soa[0]["threads"]
+    assert 48 <= per_gather <= 72
+    aos4 = _fieldgather("aos4", "dram")
+    assert aos4["dram_read_bytes"] < 0.3 * soa[3]["dram_read_bytes"]
+    assert soa[3]["median_ms"] / aos4["median_ms"] == pytest.approx(
+        soa[3]["dram_read_bytes"] / aos4["dram_read_bytes"], rel=0.15)
+    assert all(55 < r["dram_pct"] < 75 for r in soa + [aos4, _fieldgather("aos2", "dram")])
+
+
+def test_index_groups_find_the_fields_of_one_index():
+    """particle_gather: ex[c], ey[c], ez[c] are one group of three 4-byte gathers of the loaded c; the
+    merge estimate is the DRAM bytes saved (two gathers' of three)."""
+    from gpa_lsp.analysis.gathers import index_groups, merge_estimate
+    ctx = _context("particle_gather", "cupti")
+    groups = index_groups(ctx)
+    assert [len(g) for g in groups] == [3]
+    assert {ctx.location(o).line for o in groups[0]} == {19, 20, 21}
+    est, merged = merge_estimate(ctx)
+    assert merged == 2 and 1.5 < est < 2.2
+
+
+def test_no_merge_estimate_where_dram_does_not_hold_the_time():
+    """btree_search's node fields are gathers of one index too, but its DRAM runs at 17%: the
+    probe's gathers ran it at 60% or more, so merging has no DRAM time to save there."""
+    from gpa_lsp.analysis.gathers import index_groups, merge_estimate
+    ctx = _context("btree_search")
+    assert index_groups(ctx) and merge_estimate(ctx) is None

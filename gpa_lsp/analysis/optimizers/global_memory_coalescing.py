@@ -62,7 +62,7 @@ MEMORY_REASONS = ("memory_dependency", "memory_throttle", "pipe_busy")
 
 def coalescing_weight(ctx, e: BlameEdge) -> float:
     """The share of edge ``e`` that coalescing its def would remove (0 when the def is coalesced or
-    a gather: analysis/coalescing.py, ``gathers``)."""
+    a gather: analysis/gathers.py)."""
     if e.reason not in MEMORY_REASONS:
         return 0.0
     return remappable_excess(ctx, e.def_)

@@ -6,7 +6,15 @@ sectors exceed the ideal (per-instruction counters from Nsight Compute), the
 ``1 - ideal/sectors`` share of its throttle samples is explained by Global
 Memory Coalescing (the excess requests *are* the throttle); only the rest is
 this optimizer's. The same holds for ``drain`` samples caused by excess store
-sectors. Without sector counters (CUPTI) nothing changes.
+sectors. A gather's excess is not Coalescing's (no mapping of threads
+coalesces a data address: ``analysis/gathers.py``), so its
+throttle stays here. Without sector counters (CUPTI) nothing changes.
+
+Gathers that share an index (``ex[c]``, ``ey[c]``, ``ez[c]``) are the one case where this advice
+names the change and prices it from the hardware (``analysis/gathers.py``, measured by
+benchmarks/coalescing/fieldgather_probe.cu): stored side by side they are one 8- or 16-byte
+gather, which reads its DRAM line once instead of once per field; where the kernel's DRAM holds
+its time, the estimate is the DRAM bytes saved, if larger than the matched stalls.
 
 The same rule applies to throttle that other specific advice explains per
 instruction: LG-queue entries taken by aliasing reloads (Restrict Pointer)
@@ -21,8 +29,10 @@ overriding the hook; this file does not name it.
 
 from __future__ import annotations
 
+from ..coalescing import remappable_excess
+from ..gathers import index_groups, merge_estimate
 from .base import REGISTRY, Match, Optimizer, match_edges
-from .shared import drain_edges, excess
+from .shared import drain_edges
 
 
 class MemoryTransactionReduction(Optimizer):
@@ -38,7 +48,7 @@ class MemoryTransactionReduction(Optimizer):
         pcs = ctx.pcs
         drained = {}
         for d in drain_edges(ctx):
-            drained[d.use] = drained.get(d.use, 0.0) + d.stall * excess(pcs.get(d.def_))
+            drained[d.use] = drained.get(d.use, 0.0) + d.stall * remappable_excess(ctx, d.def_)
 
         explained: dict[int, float] = {}
         for peer in REGISTRY:
@@ -64,5 +74,25 @@ class MemoryTransactionReduction(Optimizer):
                 # drain samples: the part caused by excess store sectors is coalescing's
                 n = pcs[e.def_].stall_dict().get("drain", 0)
                 return max(0.0, 1.0 - drained[e.def_] / n) if n else 1.0
-            return 1.0 - excess(pcs.get(e.def_))
+            return 1.0 - remappable_excess(ctx, e.def_)
         return match_edges(throttle, keep)
+
+    def estimate(self, ctx, match: Match) -> float:
+        """The matched-stall estimate, or, where gathers share an index and the kernel's DRAM holds
+        its time, what merging them into record gathers saves of its DRAM bytes
+        (``analysis/gathers.py``, measured by benchmarks/coalescing/fieldgather_probe.cu), whichever
+        is larger."""
+        est = super().estimate(ctx, match)
+        merged = merge_estimate(ctx)
+        return max(est, merged[0]) if merged is not None else est
+
+    def describe(self, ctx, match: Match) -> str:
+        if merge_estimate(ctx) is None:
+            return self.suggestion
+        lines = sorted({loc.line for grp in index_groups(ctx) for o in grp
+                        if (loc := ctx.location(o)) is not None and loc.line})
+        at = f" (lines {', '.join(map(str, lines))})" if lines else ""
+        return (f"Gathers share an index{at}: each reads its own DRAM line for a few bytes. Store the "
+                "fields side by side (one float2/float4 record per index) so that one 8- or 16-byte "
+                "gather replaces them: on the H100 (benchmarks/coalescing, fieldgather) one 16-byte "
+                "record gather took 0.14 ms where four 4-byte gathers took 0.51 ms. " + self.suggestion)

@@ -1,0 +1,179 @@
+"""Gathers: global accesses whose address is data (``x[col[j]]``), found in the SASS, and what
+merging the gathers that share an index into one record gather saves, measured on the device by
+``benchmarks/coalescing/fieldgather_probe.cu`` (table: ``gpa_lsp/data/coalescing.json``,
+``fieldgather``).
+
+*A gather*: in its innermost loop's iteration, or in the code outside loops, the address comes from
+a value a global load returned (in code outside loops, what a loop wrote counts as plain: a walk's
+position after the loop, as in the remainder of an unrolled loop). No mapping of threads to data
+coalesces it: the probe's column-major walk (``lanewalk_probe`` ``ell``, gather=1) keeps its gather
+at 31 sectors per request while the walk's own loads drop to 4. So Global Memory Coalescing claims
+neither its stalls nor its sectors (``analysis/coalescing.py``).
+
+*Gathers sharing an index* (``ex[c]``, ``ey[c]``, ``ez[c]``: the addresses of k gathers come from
+the same loaded value, each 4 or 8 bytes, k x width <= 16 bytes) can be one gather of a record
+(``e[c]`` as a float4). The probe (2^22 random indices into 2^24 records, more than the L2 holds)
+measured on the H100: every 4-byte random gather reads 64 bytes from DRAM (the DRAM's access
+granularity), so 1-4 separate gathers read 208, 479, 748, 1017 MB and took 0.10, 0.24, 0.38, 0.51 ms,
+while one 8- or 16-byte record gather read 250 or 268 MB and took 0.13 or 0.14 ms: the time follows
+the DRAM bytes, the DRAM at 61-67% of its peak whatever the number of gathers (random 64-byte
+accesses reach no more). The model (``merge_estimate``): the kernel's DRAM bytes less what its other
+global accesses need (their bytes per thread x threads) are its gathers' bytes, the same for each
+gather; merging a group of k leaves 1/k of the group's; where the kernel's DRAM runs at least at the
+share the probe's gathers reached (it holds the time), the time follows the DRAM bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ..sass.operands import address_registers, memory_operand
+from .context import KernelContext, kernel_fact
+
+RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
+
+
+def _global(ins) -> bool:
+    return ins.memory is not None and ins.memory.space in ("global", "generic")
+
+
+def _indirect(instructions, looped: frozenset[int] = frozenset()) -> dict[int, frozenset[int]]:
+    """The global accesses of one pass of ``instructions`` (in program order) whose address comes from
+    a value a global load of the same pass returned: offset -> the offsets of those loads (values from
+    before the pass count as plain). An instruction at an offset of ``looped`` belongs to a loop the
+    pass does not look into: what it writes is loop-carried, plain, and its accesses are not judged."""
+    roots: dict[str, frozenset[int]] = {}
+    out: dict[int, frozenset[int]] = {}
+    for ins in instructions:
+        if ins.offset in looped:
+            for r in ins.dsts:
+                roots.pop(r, None)
+            continue
+        if _global(ins):
+            came = frozenset().union(*(roots.get(r, frozenset())
+                                       for r in address_registers(memory_operand(ins.operands))))
+            if came:
+                out[ins.offset] = came
+            if ins.memory.load:
+                for r in ins.dsts:
+                    roots[r] = frozenset({ins.offset})
+                continue
+        came = frozenset().union(*(roots.get(r, frozenset()) for r in ins.srcs))
+        for r in ins.dsts:
+            if came:
+                roots[r] = came
+            else:
+                roots.pop(r, None)
+    return out
+
+
+@kernel_fact
+def gather_roots(ctx: KernelContext) -> dict[int, frozenset[int]]:
+    """Every gather (see the module's docstring) -> the loads whose values its address comes from."""
+    out: dict[int, frozenset[int]] = {}
+    for fb in ctx.blames:
+        fn = fb.function
+        loops = ctx.loops.get(fn.name, ())
+        parents = {lp.parent for lp in loops}
+        looped: set[int] = set()
+        for lp in loops:
+            looped |= {fn.instructions[i].offset for i in lp.instructions}
+            if lp.header_offset not in parents:
+                out.update(_indirect(fn.instructions[i] for i in sorted(lp.instructions)))
+        for o, r in _indirect(fn.instructions, frozenset(looped)).items():
+            out.setdefault(o, r)
+    return out
+
+
+def gathers(ctx: KernelContext) -> frozenset[int]:
+    """Offsets of the global accesses whose address is data (a gather or scatter)."""
+    return frozenset(gather_roots(ctx))
+
+
+@kernel_fact
+def index_groups(ctx: KernelContext) -> tuple[tuple[int, ...], ...]:
+    """Groups of two or more gather loads whose addresses come from the same one loaded value, of one
+    width of 4 or 8 bytes, that one record load of at most 16 bytes holds: merging candidates."""
+    by_root: dict[tuple[int, int], list[int]] = {}
+    for o, r in gather_roots(ctx).items():
+        site = ctx.site(o)
+        if site is None or len(r) != 1:
+            continue
+        m = site.instruction.memory
+        if m is None or not m.load or m.store or m.atomic or m.width not in (32, 64):
+            continue
+        by_root.setdefault((next(iter(r)), m.width), []).append(o)
+    out = []
+    for (_, width), offs in sorted(by_root.items()):
+        per_record = RECORD_BYTES * 8 // width
+        offs = sorted(offs)
+        for i in range(0, len(offs), per_record):
+            if len(offs[i:i + per_record]) >= 2:
+                out.append(tuple(offs[i:i + per_record]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the fieldgather probe measured: the least DRAM share its DRAM-resident gathers ran at."""
+
+    gather_dram_pct: float
+
+
+@lru_cache(maxsize=None)
+def probe(device_name: str) -> Probe | None:
+    text = resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text()
+    rows = json.loads(text).get("devices", {}).get(device_name, {}).get("fieldgather") or []
+    dram = [r["dram_pct"] for r in rows if r["foot"] == "dram" and r.get("dram_pct")]
+    return Probe(gather_dram_pct=min(dram)) if dram else None
+
+
+def _thread_bytes(ctx: KernelContext, offset: int, threads: int, looped: frozenset[int]) -> float | None:
+    """Bytes one global access moves for the launch: lanes executed x width (ncu's counts), else
+    threads x width for an access outside loops; None when neither is known."""
+    site = ctx.site(offset)
+    width = site.instruction.memory.width / 8
+    p = ctx.pcs.get(offset)
+    if p is not None and p.thread_executed:
+        return p.thread_executed / max(1, len(ctx.kernel.launches)) * width
+    if offset in looped:
+        return None
+    return threads * width
+
+
+@kernel_fact
+def merge_estimate(ctx: KernelContext) -> tuple[float, int] | None:
+    """(speedup, gathers merged away) of merging every group of ``index_groups`` into one record
+    gather, by the DRAM bytes it saves; None without groups, the probe's table, the kernel's DRAM
+    bytes and launch, or when the kernel's DRAM runs below the probe's gathers (it does not hold the
+    time) or other accesses' bytes are not known."""
+    groups = index_groups(ctx)
+    tp = ctx.kernel.throughput
+    table = probe(ctx.device.name)
+    if not groups or table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
+        return None
+    if (tp.pct("dram") or 0.0) < table.gather_dram_pct:
+        return None
+    g, b = ctx.launch.grid, ctx.launch.block
+    threads = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+    all_gathers = gathers(ctx)
+    looped = frozenset(fb.function.instructions[i].offset for fb in ctx.blames
+                       for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions)
+    other = 0.0
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            if _global(ins) and ins.offset not in all_gathers:
+                n = _thread_bytes(ctx, ins.offset, threads, looped)
+                if n is None:
+                    return None
+                other += n
+    gather_bytes = tp.dram_bytes - other
+    if gather_bytes <= 0:
+        return None
+    per_gather = gather_bytes / len(all_gathers)
+    saved_gathers = sum(len(grp) - 1 for grp in groups)
+    after = tp.dram_bytes - per_gather * saved_gathers
+    return tp.dram_bytes / after, saved_gathers
