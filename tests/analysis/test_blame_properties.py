@@ -15,26 +15,39 @@ REASONS = ["long_scoreboard", "short_scoreboard", "wait", "barrier", "no_instruc
            "math_pipe_throttle", "selected", "not_selected", "imc_miss", "misc"]
 
 
+# the strategies a program is drawn from, built once: building them inside programs() at every
+# draw (st.sampled_from, st.sets, ... and their validation) was two thirds of this module's time
+OP = st.sampled_from(OPS)
+PRED = st.sampled_from([None, "P0", "P0"])
+DSTS = st.sets(st.sampled_from(REGS), max_size=2)
+SRCS = st.sets(st.sampled_from(REGS), max_size=3)
+WRITE_BARRIER = st.sampled_from([None, None, 0, 1, 2, 5])
+READ_BARRIER = st.sampled_from([None, None, None, 3])
+STALL = st.integers(0, 15)
+WAIT_MASK = st.integers(0, 63)
+REASON_COUNTS = st.dictionaries(st.sampled_from(REASONS), st.integers(0, 50), max_size=3)
+
+
 @st.composite
 def programs(draw):
     n = draw(st.integers(2, 40))
     ins = []
     for k in range(n):
-        op = draw(st.sampled_from(OPS))
-        pred = draw(st.sampled_from([None, "P0", "P0"]))
+        op = draw(OP)
+        pred = draw(PRED)
         neg = draw(st.booleans())
-        dsts = frozenset(draw(st.sets(st.sampled_from(REGS), max_size=2))) if op not in ("BRA", "STG.E", "BAR.SYNC") else frozenset()
-        srcs = frozenset(draw(st.sets(st.sampled_from(REGS), max_size=3)))
-        wb = draw(st.sampled_from([None, None, 0, 1, 2, 5]))
-        rb = draw(st.sampled_from([None, None, None, 3]))
-        ctrl = Control(draw(st.integers(0, 15)), False, wb, rb, draw(st.integers(0, 63)), 0)
+        dsts = frozenset(draw(DSTS)) if op not in ("BRA", "STG.E", "BAR.SYNC") else frozenset()
+        srcs = frozenset(draw(SRCS))
+        wb = draw(WRITE_BARRIER)
+        rb = draw(READ_BARRIER)
+        ctrl = Control(draw(STALL), False, wb, rb, draw(WAIT_MASK), 0)
         target = draw(st.integers(0, n - 1)) * 16 if op == "BRA" else None
         ins.append(Instruction(16 * k, op, (), pred, neg if pred else False, dsts, srcs | ({pred} if pred else set()),
                                branch_target=target, control=ctrl))
     fn = Function("f", ".text.f", True, 0, 16 * n, instructions=tuple(ins))
     samples = {}
     for k in range(n):
-        reasons = draw(st.dictionaries(st.sampled_from(REASONS), st.integers(0, 50), max_size=3))
+        reasons = draw(REASON_COUNTS)
         stalls = tuple(sorted((r, c) for r, c in reasons.items() if c))
         ni = tuple(sorted((r, draw(st.integers(0, c))) for r, c in stalls if r != "selected"))
         if stalls:
