@@ -31,7 +31,7 @@ unit still has to do at the share of its peak it can reach. So:
     see excess.
   - Gathers (``x[col[j]]``: the address comes from a value loaded in the same iteration) keep
     their sectors: no mapping of threads to data coalesces them (the probe's column-major walk
-    keeps its gather at 31 sectors per request).
+    keeps its gather at 31 sectors per request; found in the SASS by ``analysis/gathers.py``).
   - DRAM: unchanged, unless the kernel moved more DRAM bytes than its ideal sectors hold (sectors
     fetched and never used: the probe's ``stride8``, 8x the bytes); then at most the ideal bytes.
   - SM pipes and issue: unchanged (the same instructions).
