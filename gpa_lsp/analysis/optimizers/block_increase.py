@@ -14,8 +14,9 @@ Two mechanisms, told apart in the SASS:
   loop holds most of the samples. Cut into ``S`` strips over a new grid dimension, it is the same
   instructions on ``S`` times the warps: the grid-stride estimate with ``S`` = the strips that fill
   one wave (at most the loop's passes per warp where ncu counted them), the code outside the loop
-  run once per strip (Amdahl on the samples outside it), and at most the DRAM share a full wave of
-  strips reached on the calibration case (``STRIPS_DRAM_PCT``). Calibrated on kernels/zscore_features.
+  run once per strip (Amdahl on the samples outside it), the DRAM share at most what strips reach
+  (``STRIPS_DRAM_PCT``), plus the kernel's fixed ramp and tail (``KERNEL_RAMP_NS``), both measured on
+  the calibration case's kernel (kernels/zscore_features, benchmarks/waves/strips.cu).
 * *fixed work per thread*: more blocks are smaller blocks, the same warps spread over more SMs.
   That helps only where SMs idle (fewer blocks than SMs); the estimate is the busiest
   scheduler's ``k / P(k)`` before and after (estimate.block_increase). Why no "idle SMs" floor:
@@ -62,6 +63,15 @@ def iterations_per_warp(ctx, loops, w) -> float | None:
     return total / warps if total and warps else None
 
 
+def kernel_duration_ns(ctx) -> float | None:
+    """The kernel's mean launch duration as profiled (None when the bundle has none)."""
+    got = [l.duration_ns for l in ctx.kernel.launches if l.duration_ns]
+    if got:
+        return sum(got) / len(got)
+    t = ctx.kernel.throughput
+    return t.duration_ns if t is not None and t.duration_ns else None
+
+
 def loop_samples(ctx, g) -> int:
     """Samples on the instructions of the loop whose header is ``g.header``."""
     at = ctx.total_at
@@ -73,14 +83,15 @@ def loop_samples(ctx, g) -> int:
 # "nearly all of the kernel's samples": the loop must hold most of them, or cutting it is not what
 # the kernel's time is about (the estimate's Amdahl term prices the rest)
 WORK_LOOP_SHARE = 0.5
-# The DRAM share of peak a work loop cut into a full wave of strips reached on the H100: the
-# calibration case's `strips` variant (kernels/zscore_features/recorded/strips: 61.0% with CUPTI's
-# counters, 57.8% under ncu; the higher, so that it stays a bound). The memory-parallelism curve
-# (analysis/parallelism.py) tops out at 85% for long streams, but a strip is a short stream --
-# 32 rows a thread there, each row's load behind the previous row's store, the grid's ramp and tail
-# inside a 30 us kernel -- and the copy at a full wave of strips ran at 61% (45x measured, where
-# the curve's top gave 63x). tests/analysis/test_worksplit.py reads it back from the recording.
-STRIPS_DRAM_PCT = 61.0
+# What a work loop cut into strips reaches on the H100 (benchmarks/waves/strips.cu, the calibration
+# case's kernel at 1024/4096/16384 rows, 1 strip to 4 waves, under ncu): a long run of strips moves
+# DRAM at up to 70% of peak (67.2 / 68.9 / 69.8% at 107-111 us; the memory-parallelism curve's 72%
+# at 64 warps x 128 B in flight), and every kernel loses a fixed few microseconds to its ramp and
+# tail: the bytes of each full-wave run fit `bytes / 70% + 4.4-6.3 us` (9, 27, 111 us runs). The
+# curve's 85% top is for long streams with more bytes in flight per warp than a strip keeps.
+# tests/analysis/test_worksplit.py reads both back from the measurements.
+STRIPS_DRAM_PCT = 70.0
+KERNEL_RAMP_NS = 5300.0
 
 
 def work_split(ctx, w) -> dict | None:
@@ -153,7 +164,11 @@ class BlockIncrease(Optimizer):
                        full_wave_memory_bound(ctx, w, target),
                        STRIPS_DRAM_PCT / dram if dram else math.inf)
             # the loop's work is spread over s x the warps; what runs outside it, once per strip
-            return max(1.0, gain / (f + (1.0 - f) * s))
+            gain = gain / (f + (1.0 - f) * s)
+            now = kernel_duration_ns(ctx)
+            if now:     # the cut kernel still pays its ramp and tail
+                gain = now / (now / gain + KERNEL_RAMP_NS)
+            return max(1.0, gain)
         shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         total_warps = L.blocks * occ.warps_per_block
         return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
