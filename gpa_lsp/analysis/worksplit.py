@@ -272,17 +272,24 @@ def _live_in(function: Function) -> dict[int, frozenset[str]]:
     return live
 
 
-def _non_affine_at_header(function: Function, lp, body_blocks) -> frozenset[str]:
+def _non_affine_at_header(function: Function, lp, body_blocks, pos: dict[int, int] | None = None,
+                          edges_to: dict[int, list] | None = None) -> frozenset[str]:
     """Registers that may reach the loop's header around a back edge holding a value that is not an
     affine integer function of the inductions and invariants (forward over the body; values from
-    outside the loop count as invariant)."""
+    outside the loop count as invariant). ``pos`` (offset -> index) and ``edges_to`` (block ->
+    edges into it, in ``function.edges`` order) are the function's, passed by ``work_loops`` so
+    that each loop costs its own size, not the function's (thousands of loops)."""
     ins_list = function.instructions
-    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    if pos is None:
+        pos = {ins.offset: i for i, ins in enumerate(ins_list)}
+    if edges_to is None:
+        edges_to = _edges_by(function.edges, "dst")
     starts = {b.start for b in body_blocks}
     preds: dict[int, list[int]] = {b.start: [] for b in body_blocks}
-    for e in function.edges:
-        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds and e.src in starts:
-            preds[e.dst].append(e.src)
+    for b in body_blocks:
+        for e in edges_to.get(b.start, ()):
+            if e.kind in ("fallthrough", "taken", "not_taken") and e.src in starts:
+                preds[b.start].append(e.src)
     out: dict[int, frozenset[str]] = {b.start: frozenset() for b in body_blocks}
     changed = True
     while changed:
@@ -313,6 +320,15 @@ def _non_affine_at_header(function: Function, lp, body_blocks) -> frozenset[str]
     return frozenset().union(*(out[p] for p in preds.get(header, ())))
 
 
+def _edges_by(edges, end: str) -> dict[int, list]:
+    """Block offset -> the edges (or (position, edge) pairs) whose ``end`` ("src"/"dst") it is, in order."""
+    out: dict[int, list] = {}
+    for item in edges:
+        e = item[1] if isinstance(item, tuple) else item
+        out.setdefault(getattr(e, end), []).append(item)
+    return out
+
+
 def work_loops(function: Function) -> tuple[WorkLoop, ...]:
     """The outermost loops of ``function`` that can be cut into strips (the three conditions of the
     module docstring), in layout order. nvcc's versions of one source loop (an unrolled body and
@@ -323,11 +339,20 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
     ins_list = fn.instructions
     taint = live = params = None
     by_start = {b.start: b for b in fn.blocks}
+    # function-wide indexes, built once: per loop, a scan of every instruction, loop and edge made
+    # this quadratic in a kernel of many loops in sequence (issue 16: 26 s at 2,400 loops)
+    index = {ins.offset: i for i, ins in enumerate(ins_list)}
+    loop_at: dict[int, object] = {}
+    for x in fn.loops:
+        loop_at.setdefault(x.header, x)           # the first with that header, as a scan finds
+    numbered = list(enumerate(fn.edges))
+    edges_from = _edges_by(numbered, "src")      # (position, edge), in fn.edges order
+    edges_to = _edges_by(fn.edges, "dst")
     found = []
     for lp in loop_scopes(fn):
         if lp.parent is not None:
             continue
-        loop = next(x for x in fn.loops if x.header == lp.header_offset)
+        loop = loop_at[lp.header_offset]
         body = [by_start[s] for s in sorted(loop.blocks) if s in by_start and by_start[s].instructions]
         members = lp.instructions
         shared = [ins_list[i].memory for i in members if ins_list[i].memory is not None
@@ -336,9 +361,9 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
             continue
         # the branches that leave or close the loop
         exits = []
-        for e in fn.edges:
-            if e.src in loop.blocks and e.kind in ("taken", "not_taken") and (e.dst not in loop.blocks
-                                                                               or e.dst == loop.header):
+        leaving = sorted((p for s in loop.blocks for p in edges_from.get(s, ())), key=lambda p: p[0])
+        for _, e in leaving:        # the loop's blocks' edges, in fn.edges order
+            if e.kind in ("taken", "not_taken") and (e.dst not in loop.blocks or e.dst == loop.header):
                 last = ins_list[max(i for i in members if ins_list[i].offset < by_start[e.src].end
                                     and ins_list[i].offset >= e.src)]
                 exits.append(last)
@@ -353,7 +378,6 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
             params = _pointer_params(fn, pointers) if pointers is not None else None
         if params is not None and _reads_what_it_writes(fn, members, params):
             continue
-        index = {ins.offset: i for i, ins in enumerate(ins_list)}
         bad_exit = False
         for br in exits:
             thread, data = taint.get(index[br.offset], (frozenset(), frozenset()))
@@ -366,12 +390,12 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
         carried = live[loop.header] & written
         regs = {r for r in carried if not r.startswith(("P", "UP"))}
         preds = carried - regs
-        if regs & _non_affine_at_header(fn, lp, body):
+        if regs & _non_affine_at_header(fn, lp, body, index, edges_to):
             continue
         _, data_in = taint.get(index[loop.header], (frozenset(), frozenset()))
         if preds & data_in:
             continue
-        latch = max((e.src for e in fn.edges if e.dst == loop.header and e.src in loop.blocks), default=None)
+        latch = max((e.src for e in edges_to.get(loop.header, ()) if e.src in loop.blocks), default=None)
         if latch is None:
             continue
         update = by_start[latch].instructions[-1]
