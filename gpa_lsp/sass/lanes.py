@@ -23,8 +23,10 @@ An access whose address is unknown in some warp is not counted (None).
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from .model import Function
 
@@ -47,6 +49,8 @@ class Value:
 
 
 UNIFORM = Value((0,) * LANES, True)
+_ADD = operator.add
+_mask = partial(operator.and_, MASK)
 _IMM = re.compile(r"^-?(0x[0-9a-fA-F]+|\d+)$")
 
 
@@ -128,7 +132,7 @@ class _Warp:
             p = self.preds.get(t, None) if t in self.preds else None
         if p is None:
             return None
-        return tuple(not x for x in p) if neg else p
+        return tuple(map(operator.not_, p)) if neg else p
 
     def guard(self, ins) -> tuple[bool, ...] | None:
         if ins.predicate is None:
@@ -160,6 +164,8 @@ class _Warp:
 def _binary(a: Value | None, b: Value | None, op) -> Value | None:
     if a is None or b is None:
         return None
+    if op is _ADD:      # the hot case (address arithmetic): C-speed, masked once
+        return Value(tuple(map(_mask, map(operator.add, a.lanes, b.lanes))), a.uniform or b.uniform)
     return Value(tuple(op(x, y) & MASK for x, y in zip(a.lanes, b.lanes)), a.uniform or b.uniform)
 
 
@@ -249,7 +255,7 @@ def _step(ins, w: _Warp) -> None:
         elif "HI" in mods or "X" in mods:
             val = None
         else:
-            val = _binary(_times(w.value(ops[1]), w.value(ops[2])), w.value(ops[3]), lambda x, y: x + y)
+            val = _binary(_times(w.value(ops[1]), w.value(ops[2])), w.value(ops[3]), _ADD)
         if "WIDE" in mods:
             w.set_reg(_next_reg(dst), None, g)
     elif base in ("IADD3", "IADD") and len(ops) >= 3:
@@ -259,19 +265,19 @@ def _step(ins, w: _Warp) -> None:
             srcs = [o for o in ops[1:] if not o.lstrip("!").startswith(("P", "UP"))]
             val = _const(0)
             for o in srcs[:3]:
-                val = _binary(val, w.value(o), lambda x, y: x + y)
+                val = _binary(val, w.value(o), _ADD)
             for o in ops[1:]:
                 if o.startswith("P") and o != "PT":
                     w.set_pred(o, None, g)
     elif base == "VIADD" and len(ops) >= 3:
-        val = _binary(w.value(ops[1]), w.value(ops[2]), lambda x, y: x + y)
+        val = _binary(w.value(ops[1]), w.value(ops[2]), _ADD)
     elif base == "LEA" and len(ops) >= 4:
         if ".HI" in ins.opcode or ".X" in ins.opcode:
             val = None
         else:
             rest = [o for o in ops[1:] if not (o.startswith("P") and o[1:].isdigit())]
             if len(rest) >= 3:
-                val = _binary(_shift_left(w.value(rest[0]), w.value(rest[2])), w.value(rest[1]), lambda x, y: x + y)
+                val = _binary(_shift_left(w.value(rest[0]), w.value(rest[2])), w.value(rest[1]), _ADD)
             for o in ops[1:]:
                 if o.startswith("P") and o[1:].isdigit():
                     w.set_pred(o, None, g)
@@ -355,21 +361,32 @@ def _next_reg(name: str) -> str:
 _ADDR = re.compile(r"\[([^\]]*)\]")
 
 
+_TERMS: dict[str, tuple[str, ...] | None] = {}
+
+
+def _terms(op: str) -> tuple[str, ...] | None:
+    """The summands of a memory operand's address (``[R12+UR4+0x10]``), parsed once per text."""
+    got = _TERMS.get(op, ())
+    if got != ():
+        return got
+    m = _ADDR.search(op)
+    out: tuple[str, ...] | None = None
+    if m is not None:
+        terms = [t.strip() for t in m.group(1).split("+") if t.strip()]
+        if not any(t.endswith((".X4", ".X8", ".X16")) for t in terms):
+            out = tuple(t.replace(".64", "").replace(".U32", "") for t in terms)
+    _TERMS[op] = out
+    return out
+
+
 def _address(ins, w: _Warp) -> Value | None:
     op = next((o for o in ins.operands if "[" in o), None)
-    if op is None:
-        return None
-    m = _ADDR.search(op)
-    if m is None:
+    terms = _terms(op) if op is not None else None
+    if terms is None:
         return None
     total: Value | None = _const(0)
-    for term in re.split(r"\+", m.group(1).replace("+-", "+-")):
-        term = term.strip()
-        if not term:
-            continue
-        if term.endswith(".X4") or term.endswith(".X8") or term.endswith(".X16"):
-            return None
-        total = _binary(total, w.value(term.replace(".64", "").replace(".U32", "")), lambda x, y: x + y)
+    for term in terms:
+        total = _binary(total, w.value(term), _ADD)
         if total is None:
             return None
     return total
@@ -406,9 +423,10 @@ def shared_accesses(function: Function, block: tuple[int, int, int],
     totals: dict[int, list[int] | None] = {i.offset: [0, 0] for i in shared}
     picked = sorted({k * warps // MAX_WARPS for k in range(MAX_WARPS)}) if warps > MAX_WARPS else range(warps)
     last = max(k for k, i in enumerate(ins) if i.memory is not None and i.memory.space == "shared")
+    work = _slice(ins[:last + 1])
     for wi in picked:
         w = _Warp(block, wi)
-        for i in ins[:last + 1]:
+        for i in work:
             regs = loop_headers.get(i.offset)
             if regs:
                 for r in regs:
@@ -432,3 +450,37 @@ def shared_accesses(function: Function, block: tuple[int, int, int],
             _step(i, w)
     n = len(picked)
     return {o: None if t is None else SharedAccess(t[0], t[1], n) for o, t in totals.items()}
+
+
+def _slice(ins) -> list:
+    """The instructions the shared accesses' addresses and guards depend on (registers and
+    predicates, flow-insensitive: a superset), and the accesses themselves, in order. Evaluating
+    only these keeps the pass to the address arithmetic of a kernel whose other work is maths."""
+    shared = [i for i in ins if i.memory is not None and i.memory.space == "shared"]
+    needed: set[str] = set()
+    for i in shared:
+        needed |= set(i.srcs) - set(i.dsts) if i.memory.store else set(i.srcs)
+    # a store's data register is a source too; it does not matter for banks but is harmless
+    defs: dict[str, list] = {}
+    for i in ins:
+        for d in i.dsts:
+            defs.setdefault(d, []).append(i)
+    seen: set[int] = set()
+    todo = list(needed)
+    while todo:
+        r = todo.pop()
+        for i in defs.get(r, ()):
+            if i.offset in seen:
+                continue
+            seen.add(i.offset)
+            for src in i.srcs:
+                if src not in needed:
+                    needed.add(src)
+                    todo.append(src)
+            if i.base_opcode == "P2R" or i.base_opcode == "R2P":     # PR: all predicates
+                for k in range(7):
+                    if f"P{k}" not in needed:
+                        needed.add(f"P{k}")
+                        todo.append(f"P{k}")
+    keep = seen | {i.offset for i in shared}
+    return [i for i in ins if i.offset in keep]
