@@ -75,7 +75,7 @@ def _sources(ins) -> tuple[bool, bool]:
     return False, base in _DATA_OPS
 
 
-def _taint_before(function: Function) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+def _taint_before(function: Function) -> _BeforeStates:
     """Per instruction index: the registers that may hold a value derived from the thread's
     identity, and those that may hold one derived from memory, on entry (forward may-analysis over
     the CFG, union at joins; a guarded def keeps what the register held)."""
@@ -121,13 +121,14 @@ def _taint_before(function: Function) -> dict[int, tuple[frozenset[str], frozens
             if new != out[b.start]:
                 out[b.start] = new
                 changed = True
-    before: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
-    for b in blocks:
+    def replay(b) -> list:
         thread, data = entry_state(b)
+        states = []
         for off in b.instructions:
-            before[pos[off]] = (frozenset(thread), frozenset(data))
+            states.append((frozenset(thread), frozenset(data)))
             transfer(ins_list[pos[off]], thread, data)
-    return before
+        return states
+    return _BeforeStates(blocks, pos, replay)
 
 
 _SCALARS = {"bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
@@ -169,7 +170,7 @@ def pointer_offsets(demangled: str) -> frozenset[int] | None:
     return frozenset(out)
 
 
-def _pointer_params(function: Function, pointers: frozenset[int]) -> dict[int, dict[str, frozenset[int]]]:
+def _pointer_params(function: Function, pointers: frozenset[int]) -> _BeforeStates:
     """Per instruction index: for each register, the pointer parameters (their constant-bank
     offsets, ``pointers``) its value derives from on entry (``_UNKNOWN`` for a value loaded from
     memory); forward may-analysis, union at joins, a guarded def keeps what the register held."""
@@ -210,13 +211,43 @@ def _pointer_params(function: Function, pointers: frozenset[int]) -> dict[int, d
             if state != out[b.start]:
                 out[b.start] = state
                 changed = True
-    before: dict[int, dict[str, frozenset[int]]] = {}
-    for b in blocks:
+    def replay(b) -> list:
         state = merged(b)
+        states = []
         for off in b.instructions:
-            before[pos[off]] = dict(state)
+            states.append(dict(state))
             transfer(ins_list[pos[off]], state)
-    return before
+        return states
+    return _BeforeStates(blocks, pos, replay)
+
+
+class _BeforeStates:
+    """Instruction index -> an analysis' state on entry to it, as a dict's ``get`` answers, computed a
+    block at a time when first asked (``replay(block)``: the states before each of its instructions,
+    from the converged block-entry states).
+
+    Why not a dict filled for every instruction: ``work_loops`` asks at a loop's exits, header and
+    memory accesses only, and a copy of the state per instruction cost more than the fixpoint
+    itself on kernels of thousands of loops (and ~170 MB at 47k instructions)."""
+
+    def __init__(self, blocks, pos: dict[int, int], replay) -> None:
+        self._where: dict[int, tuple[int, int]] = {}       # index -> (block number, position in it)
+        for k, b in enumerate(blocks):
+            for j, off in enumerate(b.instructions):
+                self._where[pos[off]] = (k, j)
+        self._blocks = blocks
+        self._replay = replay
+        self._done: dict[int, list] = {}
+
+    def get(self, index: int, default=None):
+        at = self._where.get(index)
+        if at is None:
+            return default
+        k, j = at
+        states = self._done.get(k)
+        if states is None:
+            states = self._done[k] = self._replay(self._blocks[k])
+        return states[j]
 
 
 def _reads_what_it_writes(function: Function, members, params) -> bool:

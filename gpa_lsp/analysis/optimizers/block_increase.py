@@ -96,8 +96,10 @@ KERNEL_RAMP_NS = 5300.0
 
 def work_split(ctx, w) -> dict | None:
     """The work loop to cut into strips and how many strips (see the module docstring), or None."""
+    if not ctx.total or w.capacity // max(1, w.blocks) < 2:
+        return None     # no two strips fit in a wave, whatever the loop: the loop analysis is not needed
     loops = work_loops(ctx.entry)
-    if not loops or not ctx.total:
+    if not loops:
         return None
     share = sum(loop_samples(ctx, g) for g in loops) / ctx.total
     if share <= WORK_LOOP_SHARE:
