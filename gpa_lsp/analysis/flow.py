@@ -48,6 +48,20 @@ def with_cfg(function: Function) -> Function:
     return dataclasses.replace(fn, loops=cfg.loop_nest(fn))
 
 
+def forward_blocks(function: Function) -> tuple[dict[int, int], list, dict[int, list[int]]]:
+    """What a forward data-flow pass over ``function``'s blocks needs: instruction index by offset,
+    the non-empty blocks in order, and each block's predecessors (by start offset) over the
+    fallthrough and branch edges (``call`` edges lead into the callee, ``return``/``exit`` out of
+    the function: neither is a step within it)."""
+    pos = {ins.offset: i for i, ins in enumerate(function.instructions)}
+    blocks = [b for b in function.blocks if b.instructions]
+    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
+    for e in function.edges:
+        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
+            preds[e.dst].append(e.src)
+    return pos, blocks, preds
+
+
 def build_flow(function: Function) -> Flow:
     """Blocks of ``function`` (as ``sass.cfg`` defines them) by index, with a reverse post-order.
 

@@ -37,7 +37,7 @@ from gpa_lsp.sass.model import Function
 
 from ..sass.defuse import register_defs, register_uses
 from .estimate import issue_probability, warp_ready_probability
-from .flow import loop_scopes
+from .flow import forward_blocks, loop_scopes
 from .occupancy import resident_limits
 from .parallelism import attainable, curve, roof
 
@@ -120,12 +120,7 @@ def _derived_before(function: Function) -> dict[int, frozenset[str]]:
     """Per instruction index: the registers that may hold a ``gridDim``-derived value on entry
     (forward may-analysis over the CFG, union at joins)."""
     ins_list = function.instructions
-    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
-    blocks = [b for b in function.blocks if b.instructions]
-    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
-    for e in function.edges:
-        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
-            preds[e.dst].append(e.src)
+    pos, blocks, preds = forward_blocks(function)
     out: dict[int, frozenset[str]] = {b.start: frozenset() for b in blocks}
     changed = True
     while changed:

@@ -42,7 +42,7 @@ from gpa_lsp.sass.model import Function
 
 from ..sass.defuse import register_defs, register_uses
 from ..sass.operands import address_registers, memory_operand
-from .flow import loop_scopes, with_cfg
+from .flow import forward_blocks, loop_scopes, with_cfg
 
 # integer ops that keep a value an affine function of the inductions and invariants: the counter and
 # the addresses (64-bit adds go through IADD3 + IADD3.X with a carry predicate; IMAD.WIDE, LEA/LEA.HI.X)
@@ -80,12 +80,7 @@ def _taint_before(function: Function) -> _BeforeStates:
     identity, and those that may hold one derived from memory, on entry (forward may-analysis over
     the CFG, union at joins; a guarded def keeps what the register held)."""
     ins_list = function.instructions
-    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
-    blocks = [b for b in function.blocks if b.instructions]
-    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
-    for e in function.edges:
-        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
-            preds[e.dst].append(e.src)
+    pos, blocks, preds = forward_blocks(function)
 
     def transfer(ins, thread: set[str], data: set[str]) -> None:
         uses = register_uses(ins)
@@ -175,12 +170,7 @@ def _pointer_params(function: Function, pointers: frozenset[int]) -> _BeforeStat
     offsets, ``pointers``) its value derives from on entry (``_UNKNOWN`` for a value loaded from
     memory); forward may-analysis, union at joins, a guarded def keeps what the register held."""
     ins_list = function.instructions
-    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
-    blocks = [b for b in function.blocks if b.instructions]
-    preds: dict[int, list[int]] = {b.start: [] for b in blocks}
-    for e in function.edges:
-        if e.kind in ("fallthrough", "taken", "not_taken") and e.dst in preds:
-            preds[e.dst].append(e.src)
+    pos, blocks, preds = forward_blocks(function)
 
     def transfer(ins, state: dict[str, frozenset[int]]) -> None:
         m = ins.memory
