@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -272,10 +274,29 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("init", help="write a commented gpa.toml for a project folder")
     p.add_argument("dir", nargs="?", default=".", help="project folder (default: .)")
     p.add_argument("--force", action="store_true", help="replace an existing gpa.toml")
+    p.add_argument("--stdout", action="store_true",
+                   help="print the gpa.toml it would write, write nothing (the editor's GPA: Create gpa.toml)")
     p.set_defaults(func=run)
 
 
+def checked_text(folder: str | Path) -> str:
+    """The gpa.toml ``write`` would put in ``folder``, checked to load (ConfigError with the line)
+    from a scratch folder: nothing is written in the project."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise ConfigError(f"{folder} is not a folder", "pass the project folder: gpa init path/to/project")
+    text = render(scan(root))
+    with tempfile.TemporaryDirectory(prefix="gpa-init-") as tmp:
+        probe = Path(tmp) / "gpa.toml"
+        probe.write_text(text, encoding="utf-8")
+        load_file(probe)
+    return text
+
+
 def run(args) -> int:
+    if args.stdout:
+        sys.stdout.write(checked_text(args.dir))
+        return 0
     target, p = write(args.dir, force=args.force)
     built = p.cubin_sources[:1] if p.cubin_sources or p.runtime_sources else p.cu_files[:3]
     build = "CMake" if p.cmake else (p.makefile or ("nvcc " + ", ".join(built) if built else "nothing found"))

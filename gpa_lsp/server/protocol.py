@@ -105,7 +105,16 @@ class DoctorResult:
     error: str | None = omitted()      # gpa doctor could not run
 
 
-RESULTS: tuple[type, ...] = (ProfileResult, CancelResult, ReportResult, ApplyAndMeasureResult, DoctorResult)
+@dataclass(frozen=True)
+class InitResult:
+    COMMAND: ClassVar[str] = "gpa.init"
+    created: bool                      # the editor applied the edit that creates gpa.toml
+    message: str                       # what was done, or why not, and what to do next
+    path: str | None = omitted()       # the gpa.toml (created, or the one already there)
+
+
+RESULTS: tuple[type, ...] = (ProfileResult, CancelResult, ReportResult, ApplyAndMeasureResult, DoctorResult,
+                             InitResult)
 
 
 def _json(obj: Any) -> dict[str, Any]:

@@ -257,8 +257,11 @@ class GpaLanguageServer(PublishingMixin, LanguageServer):
             old = folder.config
             self.recompute_config(folder)
             self.publish(folder)
-            if folder.config != old and folder.trusted and folder.config.server.run_on_save:
-                self.runs.request(folder)
+            if folder.config != old:
+                if folder.trusted and folder.config.server.run_on_save:
+                    self.runs.request(folder)
+                elif folder.config.bundle_path and self.runs.replays(folder):
+                    self.runs.replay(folder)    # a config that names a recorded bundle (gpa.init): show it
             return
         if folder.trusted and folder.config.server.run_on_save:
             self.runs.request(folder)

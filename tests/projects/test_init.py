@@ -28,6 +28,15 @@ def _init(folder, *extra):
     return text, load_file(folder / "gpa.toml")
 
 
+def test_stdout_prints_what_it_would_write_and_writes_nothing(tmp_path, capsys):
+    (tmp_path / "app.cu").write_text(KERNEL + MAIN)
+    assert main(["init", str(tmp_path), "--stdout"]) == 0
+    printed = capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.cu"]        # no gpa.toml, no scratch file
+    _, cfg = _init(tmp_path)
+    assert (tmp_path / "gpa.toml").read_text() == printed and cfg.build.sources == ("app.cu",)
+
+
 def test_plain_cu_folder(tmp_path, capsys):
     (tmp_path / "app.cu").write_text(KERNEL + MAIN)
     (tmp_path / "helpers.cu").write_text("__global__ void add1(int* p) { *p += 1; }\n")

@@ -1,7 +1,7 @@
 /** The commands the extension owns; each sends workspace/executeCommand to the server. */
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/node";
-import { ApplyAndMeasureResult, DoctorResult, ReportResult } from "./protocol";
+import { ApplyAndMeasureResult, DoctorResult, InitResult, ReportResult } from "./protocol";
 
 export const UNTRUSTED_MESSAGE =
   "GPA: profiling is off in Restricted Mode. Profiling builds this folder and runs its harness, " +
@@ -119,6 +119,26 @@ export function registerCommands(host: Host, reports: ReportDocuments): vscode.D
     }),
 
     vscode.commands.registerCommand("gpa.cancel", async () => send(host, "gpa.cancel", [])),
+
+    // `gpa init` for a folder: the server writes gpa.toml through an edit this editor applies
+    vscode.commands.registerCommand("gpa.init", async (root?: unknown) => {
+      const uri = folderUri(root);
+      const result = await send<InitResult>(host, "gpa.init", uri ? [uri] : []);
+      if (!result || typeof result.message !== "string") {
+        return result;
+      }
+      if (result.created && result.path) {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(result.path));
+        if (doc.isDirty) {
+          await doc.save();
+        }
+        await vscode.window.showTextDocument(doc, { preview: false });
+        void vscode.window.showInformationMessage(`GPA: ${result.message}`);
+      } else {
+        void vscode.window.showWarningMessage(`GPA: ${result.message}`);
+      }
+      return result;
+    }),
 
     vscode.commands.registerCommand("gpa.doctor", async () => {
       const result = await send<DoctorResult>(host, "gpa.doctor", []);

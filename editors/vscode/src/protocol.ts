@@ -64,9 +64,16 @@ export interface DoctorResult {
   error?: string;
 }
 
+/** gpa.init: whether gpa.toml was created for the folder (a workspace/applyEdit), and what to do next. */
+export interface InitResult {
+  created: boolean;
+  message: string;
+  path?: string;
+}
+
 /**
  * Commands that this extension registers itself (with client-side behaviour:
  * trust checks, showing the report, progress) and sends to the server as
  * workspace/executeCommand. The language client must not register them again.
  */
-export const CLIENT_OWNED_COMMANDS = new Set(["gpa.profile", "gpa.report", "gpa.applyAndMeasure", "gpa.cancel", "gpa.doctor"]);
+export const CLIENT_OWNED_COMMANDS = new Set(["gpa.profile", "gpa.report", "gpa.applyAndMeasure", "gpa.cancel", "gpa.doctor", "gpa.init"]);

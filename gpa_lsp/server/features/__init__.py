@@ -7,9 +7,9 @@ To add one: a module here with ``register`` and its converters, and its name in 
 
 from __future__ import annotations
 
-from . import code_actions, commands, diagnostics, doctor, hover, lenses, lifecycle, workspace
+from . import code_actions, commands, diagnostics, doctor, hover, init_config, lenses, lifecycle, workspace
 
-FEATURES = (lifecycle, workspace, diagnostics, hover, lenses, code_actions, commands, doctor)
+FEATURES = (lifecycle, workspace, diagnostics, hover, lenses, code_actions, commands, doctor, init_config)
 
 
 def register(ls) -> None:

@@ -14,7 +14,8 @@ from ..protocol import CancelResult, ProfileResult, ReportResult, result
 from ..trust import ENABLE_HINT
 from .measure import apply_and_measure
 
-COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure", "gpa.doctor")   # gpa.doctor: doctor.py
+COMMANDS = ("gpa.profile", "gpa.report", "gpa.cancel", "gpa.applyAndMeasure", "gpa.doctor",   # gpa.doctor: doctor.py
+            "gpa.init")                                                                     # gpa.init: init_config.py
 
 
 def report_markdown(report: Report | None, note: str = "", history: Sequence[dict[str, Any]] = (),
