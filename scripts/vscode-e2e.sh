@@ -20,7 +20,8 @@
 #   GPA_E2E_PYTHON   Python that has gpa-lsp installed (default: python3)
 #   GPA_E2E_CACHE    where code-server is installed (default: ~/.cache/gpa-vscode-e2e)
 #   GPA_E2E_INSTALL  0: install nothing, fail with exit 3 when something is missing
-#   GPA_E2E_MODES    default "trusted untrusted"
+#   GPA_E2E_MODES    default "trusted untrusted init" (init: examples/cmake_project without its
+#                    gpa.toml, set up by the command GPA: Create gpa.toml, then its advice)
 #   GPA_E2E_WAIT_S   seconds the driver waits for diagnostics (default 150)
 # Exit status: 0 findings written, 3 a prerequisite is missing, other: failure.
 set -euo pipefail
@@ -32,7 +33,7 @@ CASE="${2:-}"
 PYTHON="${GPA_E2E_PYTHON:-python3}"
 CACHE="${GPA_E2E_CACHE:-$HOME/.cache/gpa-vscode-e2e}"
 INSTALL="${GPA_E2E_INSTALL:-1}"
-MODES="${GPA_E2E_MODES:-trusted untrusted}"
+MODES="${GPA_E2E_MODES:-trusted untrusted init}"
 WAIT_S="${GPA_E2E_WAIT_S:-150}"
 CODE_SERVER_VERSION=4.100.3
 RG_CACHE=/tmp/vscode-ripgrep-cache-1.15.11
@@ -175,7 +176,14 @@ run_mode() { # $1 = trusted | untrusted
   mkdir -p "$dir/user/User" "$dir/markers"
   local ws="$dir/workspace"
   local file
-  file="$(make_workspace "$ws")"
+  if [ "$mode" = init ]; then
+    rm -rf "$ws"; mkdir -p "$ws"
+    (cd "$ROOT/examples/cmake_project" && tar --exclude=./build --exclude=./.gpa --exclude=./gpa.toml -cf - .) \
+      | (cd "$ws" && tar -xf -)
+    file="$ws/src/rowsum.cu"
+  else
+    file="$(make_workspace "$ws")"
+  fi
   mkdir -p "$ws/.vscode"
   # Workspace settings: replay the recorded bundle (no GPU here). In the
   # untrusted run the folder also tries to name programs: each would leave a

@@ -153,7 +153,7 @@ def e2e(tmp_path_factory):
     if proc.returncode == 3 and not IN_CI:
         pytest.skip("VS Code e2e: " + proc.stderr.strip().splitlines()[-1])
     assert proc.returncode == 0, f"{cmd} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-    found = {mode: json.loads((out / f"{mode}.json").read_text()) for mode in ("trusted", "untrusted")}
+    found = {mode: json.loads((out / f"{mode}.json").read_text()) for mode in ("trusted", "untrusted", "init")}
     return {"out": out, "case": case, **found}
 
 
@@ -179,6 +179,19 @@ def test_vsix_holds_the_bundled_extension(e2e):
     url = manifest["contributes"]["tomlValidation"][0]["url"]
     with zipfile.ZipFile(e2e["out"] / "gpa-lsp.vsix") as z:
         assert z.read("extension/" + url.removeprefix("./")) == (ROOT / "gpa_lsp/data/gpa.schema.json").read_bytes()
+
+
+def test_a_cmake_project_gets_its_gpa_toml_and_advice_from_the_vsix_alone(e2e):
+    """The issue's newcomer: examples/cmake_project without gpa.toml opened in VS Code with the .vsix
+    (its bundled server; no `gpa` command on the PATH): GPA: Create gpa.toml writes the CMake set-up
+    through an edit VS Code applies, and the recorded profile's advice appears on rowsum.cu."""
+    found = _step(e2e["init"], "init")
+    assert found["before"] == 0 and found["files"] == 1 and found["created"] is True, found["result"]
+    assert "cmake --build build" in found["text"] and 'output = "build/rowsum"' in found["text"]
+    diags = _step(e2e["init"], "diagnostics")
+    assert not diags["timedOut"], "no advice on rowsum.cu after GPA: Create gpa.toml"
+    assert any(d["source"] == "gpa" for d in diags["diagnostics"])
+    assert e2e["init"]["steps"]["activate"]["ok"]
 
 
 @pytest.mark.parametrize("mode", ["trusted", "untrusted"])

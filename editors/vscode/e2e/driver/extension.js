@@ -159,6 +159,18 @@ async function run(config) {
   });
   const running = findings.steps.server.ok && findings.steps.server.running;
 
+  if (running && config.mode === "init") {
+    // a CMake project without gpa.toml: the command palette's "GPA: Create gpa.toml", then the advice
+    await step(findings, "init", async () => {
+      const before = (await vscode.workspace.findFiles("gpa.toml", null, 1)).length;
+      const result = await withTimeout(Promise.resolve(vscode.commands.executeCommand("gpa.init")), 90000, "gpa.init");
+      const files = await vscode.workspace.findFiles("gpa.toml", null, 1);
+      const text = files.length ? Buffer.from(await vscode.workspace.fs.readFile(files[0])).toString("utf8") : "";
+      const created = result && typeof result === "object" ? result.created : undefined;
+      return { before, result: summarize(result), created, files: files.length, text };
+    });
+  }
+
   if (config.mode === "untrusted") {
     await step(findings, "profileRefused", async () => {
       const result = await vscode.commands.executeCommand("gpa.profile");
