@@ -205,8 +205,15 @@ if mode == "untrusted":
     })
 (ws / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2))
 PY
-  # User settings: the Python that has gpa-lsp, and trust on (untrusted) or off (trusted).
-  "$PYTHON" - "$dir/user/User/settings.json" "$PYTHON" "$mode" <<'PY'
+  # User settings: the Python that has gpa-lsp, and trust on (untrusted) or off (trusted). The init
+  # mode is the newcomer's machine: a bare interpreter (a venv without gpa-lsp or any package), so
+  # the server and everything it imports come from the .vsix alone.
+  local server_python="$PYTHON"
+  if [ "$mode" = init ]; then
+    "$PYTHON" -m venv --without-pip "$dir/bare-python" || { log "init: could not make a bare venv"; return 1; }
+    server_python="$dir/bare-python/bin/python"
+  fi
+  "$PYTHON" - "$dir/user/User/settings.json" "$server_python" "$mode" <<'PY'
 import json, sys
 path, python, mode = sys.argv[1:]
 json.dump({
