@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from gpa_lsp.analysis.advisor import _programs, advise_bundle, build_context
+from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.coalescing import device_table, gathers, lsu_excess_share, model, remappable_excess
 from gpa_lsp.analysis.optimizers import REGISTRY
-from gpa_lsp.analysis.sources import make_reader
 from gpa_lsp.profile.bundle import read_bundle
 from gpa_lsp.profile.throughput import UNITS
+
+from case_context import case_context as _context
 
 ROOT = Path(__file__).resolve().parents[2]
 H100 = "NVIDIA H100 80GB HBM3"
@@ -35,15 +36,6 @@ def _walk(config: str, foot: str, warps: int = 64) -> dict:
     d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
     return next(r for r in d["devices"][H100]["walk"]
                 if r["config"] == config and r["foot"] == foot and r["warps_per_sm"] == warps)
-
-
-def _context(case: str, collector: str = "ncu"):
-    spec = tomllib.loads((ROOT / "kernels" / case / "case.toml").read_text())
-    bundle = read_bundle(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
-    programs, _ = _programs(bundle)
-    kernel = next(k for k in bundle.profile.kernels if spec["kernel"] in k.demangled)
-    pcs = [p for p in bundle.profile.pcs if p.cubin == kernel.cubin and p.function == kernel.name]
-    return build_context(programs[kernel.cubin], kernel, pcs, bundle.profile.device, make_reader())
 
 
 def _advice(bundle, kernel_part: str):
