@@ -186,7 +186,10 @@ async def test_a_stuck_folder_does_not_starve_another_and_is_killed_and_reported
         err = await wait_for(lambda: _status(client, stuck, lambda s: s["state"] == "error"), 60,
                              "the stuck folder's error")
         assert "did not finish within 25 s and was stopped" in err["message"]
-        await wait_for(lambda: not any(alive(p) for p in pids), 15, "the stuck nvdisasm to be killed")
+        # 60 s: on a loaded 2-core machine (three code-servers of the VS Code e2e beside it) the kill
+        # after the watchdog's report took longer than 15 s twice; what is asserted is unchanged
+        await wait_for(lambda: not any(alive(p) for p in pids), 60,
+                       f"the stuck nvdisasm {pids} to be killed")
         cfg = from_fs_path(str(stuck / "gpa.toml"))
         diags = await wait_for(lambda: client.diagnostics.get(cfg), 10, "a diagnostic on the stuck gpa.toml")
         assert "did not finish" in diags[0].message
