@@ -124,6 +124,7 @@ static const Mode kModes[] = {
 static const int kLengths[] = {4, 16, 32, 128};
 static const int kBlocksPerSm[] = {1, 2, 4, 8};   // x 8 warps: 8, 16, 32, 64 warps per SM
 
+#ifndef LANEWALK_NO_MAIN
 int main(int argc, char** argv) {
   const bool list = argc > 1 && !std::strcmp(argv[1], "--list");
   const bool timed = argc > 1 && !std::strcmp(argv[1], "--time");
@@ -187,3 +188,4 @@ int main(int argc, char** argv) {
   if (!list) CHECK(cudaDeviceSynchronize());
   return 0;
 }
+#endif  // LANEWALK_NO_MAIN

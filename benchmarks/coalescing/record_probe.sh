@@ -2,6 +2,7 @@
 # Run one of the coalescing probes timed and under ncu, on the GPU machine:
 #
 #   benchmarks/coalescing/record_probe.sh lanewalk OUTDIR      (lanewalk_probe.cu)
+#   benchmarks/coalescing/record_probe.sh lanewalk_spread OUTDIR   (lanewalk_spread_probe.cu)
 #   benchmarks/coalescing/record_probe.sh fieldgather OUTDIR   (fieldgather_probe.cu)
 #
 # Writes OUTDIR/NAME_list.txt (the configurations, in launch order),
@@ -13,10 +14,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-NAME="${1:?usage: record_probe.sh lanewalk|fieldgather OUTDIR}"
-OUTDIR="${2:?usage: record_probe.sh lanewalk|fieldgather OUTDIR}"
+NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather OUTDIR}"
+OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather OUTDIR}"
 case "$NAME" in
-  lanewalk) KERNELS='regex:scalar|ell|vector' ;;
+  lanewalk|lanewalk_spread) KERNELS='regex:scalar|ell|vector' ;;
   fieldgather) KERNELS='regex:soa|aos' ;;
   *) echo "unknown probe $NAME" >&2; exit 2 ;;
 esac
