@@ -374,9 +374,24 @@ def reaching_defs(function: Function, flow: Flow | None = None, wanted=None,
     """
     flow = flow or build_flow(function)
     prep = prep or _prepare(function)
-    nb = len(flow.blocks)
     if wanted is None:
         wanted = set(range(len(function.instructions)))
+    out: dict[int, tuple[Dependence, ...]] = {}
+    new = tuple.__new__     # Dependence(...) without its Python-level __new__ (10^5 of them)
+    for i, deps in _fixpoint(flow, prep, wanted).items():
+        got = []
+        for k, v in sorted(deps.items()):
+            res = v[2]
+            res = (res[0],) if len(res) == 1 else tuple(sorted(set(res)))
+            got.append(new(Dependence, (k, max(1, v[0]), max(0, v[1]), res, bool(v[3]))))
+        out[i] = tuple(got)
+    return out
+
+
+def _fixpoint(flow: Flow, prep: _Prepared, wanted) -> dict[int, dict[int, list]]:
+    """The forward pass of ``reaching_defs``: instruction index (in ``wanted``) -> def index ->
+    [distance, cycles, resources (unsorted, repeats), via read barrier], before clamping."""
+    nb = len(flow.blocks)
     entry: list[dict | None] = [None] * nb
     if nb:
         entry[0] = {}
@@ -397,16 +412,7 @@ def reaching_defs(function: Function, flow: Flow | None = None, wanted=None,
                     changed = True
         if not changed:
             break
-    out: dict[int, tuple[Dependence, ...]] = {}
-    new = tuple.__new__     # Dependence(...) without its Python-level __new__ (10^5 of them)
-    for i, deps in record.items():
-        got = []
-        for k, v in sorted(deps.items()):
-            res = v[2]
-            res = (res[0],) if len(res) == 1 else tuple(sorted(set(res)))
-            got.append(new(Dependence, (k, max(1, v[0]), max(0, v[1]), res, bool(v[3]))))
-        out[i] = tuple(got)
-    return out
+    return record
 
 
 def _join(states: list[dict]) -> dict:
@@ -470,9 +476,10 @@ def hot_dependences(function: Function, i: int, deps: tuple[Dependence, ...], sm
 
 
 # the def classes a dependency stall can be blamed on, per GPA category of the stall reason
+_SYNC_CLASSES = frozenset({"synchronization"})
 ELIGIBLE: dict[str, frozenset[str]] = {"memory_dependency": MEMORY_CLASSES,
                                        "execution_dependency": EXECUTION_CLASSES,
-                                       "synchronization": frozenset({"synchronization"})}
+                                       "synchronization": _SYNC_CLASSES}
 
 
 def _classes(ins, deps: tuple[Dependence, ...], cache: dict) -> list[tuple[Dependence, str]]:
@@ -543,50 +550,57 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     result = FunctionBlame(function, flow, {offsets[k]: p for k, p in sampled.items()}, totals=totals,
                            latencies=latencies)
     prep = _prepare(function, sm)
-    reach = reaching_defs(function, flow, wanted=set(sampled), prep=prep)
+    record = _fixpoint(flow, prep, set(sampled))
     waits_of = prep.waits
     # per def index: (write-barrier name or None, lower latency bound for pruning, upper bound);
     # computed by _prepare, or here per def when a caller's _prepare has no sm (a test's)
     limits = prep.limits
     def_info: dict[int, tuple] = {}
-    cls_cache: dict = {}
+    cls_of: dict[int, str] = {}        # def index -> defuse.def_class (not via a read barrier)
+    weight_of: dict[int, float] = {}   # def index -> Eq. 1's I_i (issued samples, at least ISSUE_FLOOR)
     cat_cache: dict[str, str] = {}     # reason -> GPA category, for this call
     edges = result.edges
     add = edges.append
-    # BlameEdge(...) through tuple.__new__: the same tuple without the NamedTuple's Python-level
-    # __new__ frame (10^5 edges on a large kernel)
-    new_edge = tuple.__new__
+    # BlameEdge(...) and Dependence(...) through tuple.__new__: the same tuples without the
+    # NamedTuple's Python-level __new__ frame (10^5 of them on a large kernel)
+    new = tuple.__new__
     dependences = result.dependences
+    memory_classes, execution_classes = MEMORY_CLASSES, EXECUTION_CLASSES
+    no_deps: dict = {}
     for j, p in sampled.items():
-        # hot_dependences, inlined with the per-def facts cached
+        # reaching_defs's Dependence tuples and hot_dependences's pruning, fused: a dep is built only
+        # when it is hot; the checks read the raw record ([distance, cycles, resources, via])
         waits = waits_of[j]
+        raw = record.get(j, no_deps)
         hot = []
-        for d in reach.get(j, ()):
-            if d.via_read_barrier:
-                hot.append(d)
-                continue
-            k = d.def_
-            if limits is not None:
-                info = limits[k]
+        targets_all = []     # (def index, class, distance) per hot dep
+        for k in sorted(raw):
+            v = raw[k]
+            via = bool(v[3])
+            res = v[2]
+            res = (res[0],) if len(res) == 1 else tuple(sorted(set(res)))
+            dist = v[0] if v[0] > 1 else 1
+            if not via:
+                if limits is not None:
+                    info = limits[k]
+                else:
+                    info = def_info.get(k)
+                    if info is None:
+                        info = def_info[k] = def_limits(ins[k], sm)
+                bname = info[0]
+                if bname is not None:
+                    if bname not in waits or (v[1] if v[1] > 0 else 0) >= info[2]:
+                        continue  # the use does not wait for it / the latency was covered
+                elif not (res[0].startswith("B") and res[-1].startswith("B")) and dist >= info[1]:
+                    continue  # not reached through a scoreboard alone, and far enough to cover its latency
+                cls = cls_of.get(k)
+                if cls is None:
+                    cls = cls_of[k] = defuse.def_class(ins[k], False)
             else:
-                info = def_info.get(k)
-                if info is None:
-                    info = def_info[k] = def_limits(ins[k], sm)
-            bname = info[0]
-            if bname is not None:
-                if bname not in waits or d.cycles >= info[2]:
-                    continue  # the use does not wait for it / the latency was covered
-                hot.append(d)
-                continue
-            res = d.resources   # sorted: the scoreboards (B0..B5) are one run of it
-            if res[0].startswith("B") and res[-1].startswith("B"):
-                hot.append(d)  # reached through a scoreboard alone
-                continue
-            if d.distance >= info[1]:
-                continue
-            hot.append(d)
-        deps = tuple(hot)
-        dependences[j] = deps
+                cls = "write_after_read"
+            hot.append(new(Dependence, (k, dist, v[1] if v[1] > 0 else 0, res, via)))
+            targets_all.append((k, cls, dist))
+        dependences[j] = tuple(hot)
         by_cat: dict[str, list[int]] = {}
         for reason, n in p.stalls:
             c = cat_cache.get(reason)
@@ -607,25 +621,42 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
             else:
                 got[1] += n
         use_off = offsets[j]
-        classes = None      # (dep, class of its def) for each hot dep, made on first need
         for cat, (s, lat) in by_cat.items():
             if s <= 0 and lat <= 0:
                 continue
-            targets: list[tuple[int, str, int]] = []
-            if cat == "synchronization":
+            targets = None
+            if cat == "memory_dependency":
+                allowed = memory_classes
+            elif cat == "execution_dependency":
+                allowed = execution_classes
+            elif cat == "synchronization":
                 k = _sync_def(function, j)
                 if k is not None:
                     targets = [(k, "synchronization", max(1, j - k))]
-            if not targets:
-                allowed = ELIGIBLE.get(cat)
-                if allowed is not None and deps:
-                    if classes is None:
-                        classes = _classes(ins, deps, cls_cache)
-                    targets = [(d.def_, cls, d.distance) for d, cls in classes if cls in allowed]
-            if not targets:
-                add(new_edge(BlameEdge, (use_off, use_off, cat, "self", float(s), float(lat), 0)))
-                continue
-            weighted = [(t, max(float(issued_at.get(t[0], 0)), ISSUE_FLOOR) / max(1, t[2])) for t in targets]
-            for (k, cls, dist), bs, bl in apportion(float(s), float(lat), weighted):
-                add(new_edge(BlameEdge, (offsets[k], use_off, cat, cls, bs, bl, dist)))
+                else:
+                    allowed = _SYNC_CLASSES
+            else:
+                allowed = None
+            if targets is None:
+                if allowed is not None and targets_all:
+                    targets = [t for t in targets_all if t[1] in allowed]
+                if not targets:
+                    add(new(BlameEdge, (use_off, use_off, cat, "self", float(s), float(lat), 0)))
+                    continue
+            # Eq. 1 (``apportion``), inlined: weight I_i / d_i
+            weights = []
+            for t in targets:
+                w = weight_of.get(t[0])
+                if w is None:
+                    w = weight_of[t[0]] = max(float(issued_at.get(t[0], 0)), ISSUE_FLOOR)
+                weights.append(w / t[2])
+            total = sum(weights)
+            s, lat = float(s), float(lat)
+            if total <= 0:
+                n = len(weights)
+                for (k, cls, dist) in targets:
+                    add(new(BlameEdge, (offsets[k], use_off, cat, cls, s / n, lat / n, dist)))
+            else:
+                for (k, cls, dist), w in zip(targets, weights):
+                    add(new(BlameEdge, (offsets[k], use_off, cat, cls, s * w / total, lat * w / total, dist)))
     return result

@@ -177,12 +177,16 @@ def merge_estimate(ctx: KernelContext) -> tuple[float, int] | None:
     gather, by the DRAM bytes it saves; None without groups, the probe's table, the kernel's DRAM
     bytes and launch, or when the kernel's DRAM runs below the probe's gathers (it does not hold the
     time) or other accesses' bytes are not known."""
-    groups = index_groups(ctx)
     tp = ctx.kernel.throughput
     table = probe(ctx.device.name)
-    if not groups or table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
+    if table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
         return None
     if (tp.pct("dram") or 0.0) < table.gather_dram_pct:
+        return None
+    # the groups last: finding them walks every instruction (gather_roots), and a profile without
+    # the kernel's DRAM throughput (CUPTI's) or a DRAM that does not hold the time needs none
+    groups = index_groups(ctx)
+    if not groups:
         return None
     g, b = ctx.launch.grid, ctx.launch.block
     threads = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
