@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from case_context import case_context
+
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.optimizers.atomic_privatization import (
-    GLOBAL_REDUCTIONS, MAX_PRIVATE_BINS, bytes_per_atomic, distinct_addresses, levels, ratio)
+    AtomicPrivatization, GLOBAL_REDUCTIONS, MAX_PRIVATE_BINS, bytes_per_atomic, distinct_addresses, levels, ratio)
 from gpa_lsp.config import load
 from gpa_lsp.sass import load_program
 
@@ -121,8 +123,26 @@ def test_calibration_case_advice(collector, case, achieved, bins, width):
     assert Path(top.location.file).name == "original.cu"
     assert f"at most {bins} distinct counters" in top.suggestion and f"{width}-byte keys" in top.suggestion
     assert top.fix is None                    # a rewrite, not a mechanical edit
-    # Amdahl over the loop's memory waits (> 99% of the samples) with the measured ratio: within
-    # 25% of the measured speedup, below the ratio itself
+    # the kernel is the loop, its prologue and exit: the shape the microbenchmark measured, so the
+    # estimate is the measured ratio itself (within 20% of the measured speedup); the low end prices
+    # only the loop's memory waits and the exit's drain (Amdahl below the ratio)
     r = ratio(H100, bins, width)[0]
-    assert 0.75 * achieved <= top.estimated_speedup <= r
+    assert top.estimated_speedup == pytest.approx(r, rel=1e-3)
+    assert abs(top.estimated_speedup - achieved) <= 0.2 * achieved
+    assert top.estimate_low < 0.97 * r
     assert top.estimate_low <= achieved <= top.estimate_high
+
+
+def test_prologue_and_exit_are_priced_with_the_loop():
+    """radix_digit_count is its loop, a prologue and the exit (which drains the REDs): the match
+    holds every sample (the loop's issue, the prologue, the drain), so the share the measured
+    whole-kernel ratio prices is the kernel; the memory waits alone (the low end) leave 0.23% out,
+    which at a 28x ratio would be 6% of the speedup."""
+    ctx = case_context("radix_digit_count", "cupti")
+    m = AtomicPrivatization().match(ctx)
+    assert m.samples == pytest.approx(ctx.total)
+    assert 0.99 * ctx.total < m.data["waits"] < 0.998 * ctx.total
+    outside = {e.reason for e in m.edges if ctx.loop_of(e.use) is None}
+    inside = {e.reason for e in m.edges if ctx.loop_of(e.use) is not None}
+    assert "memory_throttle" in outside                  # the exit's drain
+    assert {"active", "memory_dependency", "memory_throttle"} <= inside

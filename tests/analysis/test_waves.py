@@ -13,11 +13,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from case_context import case_context
 
 from gpa_lsp import config as gpa_config
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.occupancy import device_for
-from gpa_lsp.analysis.waves import full_wave_issue_speedup, grid_stride_loop, grid_stride_loops, grown, waves
+from gpa_lsp.analysis.optimizers.block_increase import KERNEL_RAMP_NS, BlockIncrease, kernel_duration_ns, kernel_waves
+from gpa_lsp.analysis.waves import (full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loop,
+                                    grid_stride_loops, grown, waves)
 from gpa_lsp.profile.model import Launch
 from gpa_lsp.sass import load_program
 
@@ -112,6 +115,22 @@ def test_block_increase_advises_a_full_wave_for_a_grid_stride_kernel():
     assert order[0] == "block_increase"
     assert 2.2 <= a.estimated_speedup <= 2.8
     assert "264 blocks" in a.suggestion and "grid-stride loop at line 14" in a.suggestion
+
+
+def test_a_grown_grid_stride_kernel_pays_the_ramp():
+    # the full wave's gain (issue or DRAM roof) scales the kernel's work, not its fixed ramp and
+    # tail (KERNEL_RAMP_NS, measured with the strips sweep on zscore_features): particle_blocks
+    # (calibration, 964 us) 2.52x by issue -> 2.49x
+    ctx = case_context("particle_blocks", "cupti")
+    opt = BlockIncrease()
+    m = opt.match(ctx)
+    w = kernel_waves(ctx)
+    gain = min(full_wave_issue_speedup(w, grown(w, w.capacity), ctx.active / ctx.total,
+                                       ctx.device.schedulers_per_sm),
+               full_wave_memory_bound(ctx, w, grown(w, w.capacity)))
+    now = kernel_duration_ns(ctx)
+    assert opt.estimate(ctx, m) == pytest.approx(now / (now / gain + KERNEL_RAMP_NS))
+    assert 0.97 * gain < opt.estimate(ctx, m) < gain
 
 
 def test_no_block_increase_when_the_grid_fills_the_device():

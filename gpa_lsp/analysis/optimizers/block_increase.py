@@ -8,7 +8,8 @@ Two mechanisms, told apart in the SASS:
   with work), at most what the full wave's loads in flight can pull from DRAM
   (``waves.full_wave_memory_bound``). Where the profile counts executed instructions (ncu), the
   loop's iterations per warp bound the warps that get work: a loop of 3 iterations on 132 blocks
-  has work for 396 blocks, not for a wave of 2112.
+  has work for 396 blocks, not for a wave of 2112. The grown kernel still pays the fixed ramp and
+  tail (``KERNEL_RAMP_NS``, below), which do not shrink with the work per warp.
 * a *work loop* (analysis/worksplit.py): each thread runs a serial loop whose trip count depends
   neither on the thread nor on data and whose iterations carry nothing but inductions, and the
   loop holds most of the samples. Cut into ``S`` strips over a new grid dimension, it is the same
@@ -94,6 +95,18 @@ STRIPS_DRAM_PCT = 70.0
 KERNEL_RAMP_NS = 5300.0
 
 
+def with_ramp(ctx, gain: float) -> float:
+    """``gain`` once the grown kernel's fixed ramp and tail are paid: a kernel of today's duration
+    ``now`` scaled by ``1 / gain`` still takes ``KERNEL_RAMP_NS`` more (the work it spreads is the
+    part that scales; the ramp of the first wave and the tail of the last do not). The same for a
+    grid-stride loop grown to a full wave as for a work loop cut into strips: both are one wave of
+    more, shorter-lived warps (at least 1)."""
+    now = kernel_duration_ns(ctx)
+    if now and gain > 1.0:
+        gain = now / (now / gain + KERNEL_RAMP_NS)
+    return max(1.0, gain)
+
+
 def work_split(ctx, w) -> dict | None:
     """The work loop to cut into strips and how many strips (see the module docstring), or None."""
     if not ctx.total or w.capacity // max(1, w.blocks) < 2:
@@ -155,8 +168,9 @@ class BlockIncrease(Optimizer):
             t = match.data.get("iterations")
             # the loop has work for t x today's warps: no more blocks than that get any
             target = grown(w, w.capacity if t is None else int(t * w.blocks))
-            return min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
+            gain = min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
                        full_wave_memory_bound(ctx, w, target))
+            return with_ramp(ctx, gain)
         if "work_loop" in match.data:
             s, f = match.data["strips"], match.data["loop_share"]
             target = grown(w, s * w.blocks)
@@ -167,10 +181,7 @@ class BlockIncrease(Optimizer):
                        STRIPS_DRAM_PCT / dram if dram else math.inf)
             # the loop's work is spread over s x the warps; what runs outside it, once per strip
             gain = gain / (f + (1.0 - f) * s)
-            now = kernel_duration_ns(ctx)
-            if now:     # the cut kernel still pays its ramp and tail
-                gain = now / (now / gain + KERNEL_RAMP_NS)
-            return max(1.0, gain)
+            return with_ramp(ctx, gain)
         shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         total_warps = L.blocks * occ.warps_per_block
         return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
