@@ -32,6 +32,8 @@ Example ``gpa.toml``::
                                       # "auto" (cupti, else ncu)
     throughput_share = 0.9            # cupti: measure the hottest kernels that hold this share of the
                                       # samples (1.0: every sampled kernel)
+    throughput_cache = true           # cupti: reuse a kernel's unit throughput while its code, launch
+                                      # and harness are the same (.gpa/throughput-cache.json)
 
     [advice]
     warning = 1.10                    # estimated speedup at or above -> warning
@@ -113,6 +115,10 @@ class ProfileConfig:
     # (0.25-0.7 s on the H100), and unit throughput only bounds the estimates of the kernel it was
     # measured on (benchmarks/profiling/README.md)
     throughput_share: float = 0.9
+    # the CUPTI counters run is skipped for kernels measured before with the same code, launch,
+    # device and harness (profile/cupti/throughput_cache.py): false measures every time (a harness
+    # whose input files changed what the kernel does)
+    throughput_cache: bool = True
 
 
 @dataclass(frozen=True)

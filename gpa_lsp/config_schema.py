@@ -58,6 +58,9 @@ DESCRIPTIONS = {
     ("profile", "throughput_share"): "CUPTI counters run: unit throughput is measured for the hottest kernels "
                                      "that together hold this share of the samples (at least the hottest; 1: "
                                      "every sampled kernel); the others' estimates are not bounded by it.",
+    ("profile", "throughput_cache"): "CUPTI counters run: reuse a kernel's unit throughput measured before with "
+                                     "the same code, launch, device and harness (.gpa/throughput-cache.json) "
+                                     "instead of measuring it again; false: measure every time.",
     ("advice", "warning"): "An estimated speedup at or above this is shown as a warning.",
     ("advice", "information"): "At or above this (and below warning): information; below: a hint.",
     ("advice", "max_per_kernel"): "At most this many advice per kernel.",

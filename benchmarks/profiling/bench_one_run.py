@@ -2,7 +2,7 @@
 Compute's own per-instruction sampling.
 
     PYTHONPATH=. python3 benchmarks/profiling/bench_one_run.py [PROJECT_DIR ...] [--repeat 3]
-        [--before DIR] [--cases CASE_DIR ...] [--json OUT]
+        [--before DIR] [--variants NAME ...] [--cases CASE_DIR ...] [--json OUT]
 
 Per harness, in one session, interleaved round by round (medians of ``--repeat``), every
 command whole as a user waits for it (Python start-up, bundle written), with
@@ -10,18 +10,22 @@ command whole as a user waits for it (Python start-up, bundle written), with
 - ``bare``: the harness alone;
 - ``before``: ``python3 -m gpa_lsp.commands.profile DIR --no-build`` from the tree in ``--before``
   (the package as it was, e.g. ``git archive`` of the commit before), its defaults;
-- ``default``: the same command from this tree (the hardware buffer sized from the previous run,
-  which the warm-up run records; the counters run for the hottest kernels only);
-- ``overlap1``: ``default`` with ``GPA_COUNTERS_OVERLAP=1`` (the counters run started during the
-  sampling run, waiting at its context; cupti/gated.py). The run of 2026-11-25 also had
-  ``overlap2`` (the config image built while it waited), removed since: it broke the sampling run;
-- ``sampling``: ``default`` with ``--no-throughput`` (what the editor waits for before the advice);
-- ``cold`` (once): ``default`` without the previous run's sample count (first profile of a harness);
+- ``remeasure``: the same command from this tree with the throughput cache emptied before the run
+  (``.gpa/throughput-cache.json``): the counters run measures the hot kernels, as after a change
+  to them; the hardware buffer sized from the previous run;
+- ``default``: the same command with the cache the previous run left (warm: the hot kernels'
+  unit throughput is reused and no counters run starts: a profile after a change elsewhere, or none);
+- ``overlap1`` (only when named in ``--variants``): ``remeasure`` with ``GPA_COUNTERS_OVERLAP=1``
+  (the counters run started during the sampling run, waiting at its context; cupti/gated.py, where
+  that still exists);
+- ``sampling``: ``--no-throughput`` (what the editor waits for before the advice);
+- ``cold`` (once): the default with neither cache (first profile of a harness; the GPU check's
+  remembered pass, which is per machine and driver, is kept);
 - ``ncu`` (``--ncu-repeat``): ``ncu --section SourceCounters --section WarpStateStats -c 5`` on the
   harness, the comparison of the issue (no export, no conversion).
-Each gpa run keeps from its bundle: samples, the hardware buffer, unit throughput per kernel and
-the notes, so the variants can be checked to measure the same. ``--cases``: kernels/ cases run
-once each with ``default`` and ``overlap1`` (their unit throughput against ncu's recorded
+Each gpa run keeps from its bundle: samples, the hardware buffer, unit throughput per kernel, where
+it came from and the notes, so the variants can be checked to measure the same. ``--cases``:
+kernels/ cases run once each with ``remeasure`` (their unit throughput against ncu's recorded
 figures: ``benchmarks/profiling/README.md``). Targets (issue 17): default <= 2x bare on a 0.4 s
 harness, <= 1.2x on a 3 s one, at least 4x faster than ncu's per-instruction sampling. Needs a
 GPU and ncu; standard library only, so it runs on the GPU machine as it is.
@@ -47,12 +51,13 @@ from gpa_lsp.config import load  # noqa: E402
 from gpa_lsp.profile import harness  # noqa: E402
 from gpa_lsp.profile.bundle import read_bundle  # noqa: E402
 from gpa_lsp.profile.collect import _harness_parts  # noqa: E402
-from gpa_lsp.profile.cupti import sample_volume  # noqa: E402
+from gpa_lsp.profile.cupti import sample_volume, throughput_cache  # noqa: E402
 from gpa_lsp.profile.cupti.builder import find_cupti, injection_library  # noqa: E402
 from gpa_lsp.toolchain import find_tool  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PROJECTS = ("probe", "long_1s", "long_run", "long_5s")
+VARIANTS = ("before", "remeasure", "default", "sampling")
 GPA_TIMEOUT_S = 60
 BROKEN: set[str] = set()      # variants that timed out once: skipped from then on (the device time is short)
 
@@ -81,10 +86,12 @@ def _bundle_facts(path: Path) -> dict:
     return {"samples": b.profile.total_samples, "per_kernel": per,
             "hw_bytes": cupti.get("hardware_buffer_bytes"), "hw_full": cupti.get("hardware_buffer_full"),
             "hw_note": cupti.get("hardware_buffer_note"), "throughput_manifest": b.manifest.get("throughput"),
+            "harness_wall_s": b.manifest.get("harness_wall_s"),
             "units": {k.name: dict(k.throughput.units) for k in b.profile.kernels if k.throughput is not None}}
 
 
-def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Path | None) -> dict:
+def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Path | None,
+          names: tuple[str, ...] = VARIANTS) -> dict:
     config = load(project)
     exe = build(config).check().output if config.build.sources or config.build.command else None
     command, cwd, env0 = _harness_parts(config, exe)
@@ -95,29 +102,33 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     env_before = {**env, "PYTHONPATH": str(before)} if before else None
     gpa = [sys.executable, "-m", "gpa_lsp.commands.profile", str(project), "--no-build"]
     bundle = out_dir / f"{project.name}.gpabundle"
-    cache = Path(config.resolve(".gpa")) / sample_volume.FILE
+    volume = Path(config.resolve(".gpa")) / sample_volume.FILE
+    units = Path(config.resolve(".gpa")) / throughput_cache.FILE
 
     def bare():
         return harness.run(command, cwd=cwd, env=dict(env0), timeout=600).wall_s
 
-    # python -m and -c put the working folder first on sys.path: each tree runs from its own root
+    # python -m and -c put the working folder first on sys.path: each tree runs from its own root;
+    # (argv, env, caches emptied before the run)
     variants = {
-        "before": ([*gpa, "--out", str(bundle)], env_before),
-        "default": ([*gpa, "--out", str(bundle)], env),
-        "overlap1": ([*gpa, "--out", str(bundle)], {**env, "GPA_COUNTERS_OVERLAP": "1"}),
-        "sampling": ([*gpa, "--no-throughput", "--out", str(bundle)], env),
+        "before": ([*gpa, "--out", str(bundle)], env_before, ()),
+        "remeasure": ([*gpa, "--out", str(bundle)], env, (units,)),
+        "overlap1": ([*gpa, "--out", str(bundle)], {**env, "GPA_COUNTERS_OVERLAP": "1"}, (units,)),
+        "default": ([*gpa, "--out", str(bundle)], env, ()),
+        "sampling": ([*gpa, "--no-throughput", "--out", str(bundle)], env, ()),
     }
-    if before is None:
-        del variants["before"]
+    variants = {k: v for k, v in variants.items() if k in names and (k != "before" or before is not None)}
     runs: dict[str, list[float]] = {"bare": [], **{k: [] for k in variants}, "cold": [], "ncu": []}
     facts: dict[str, list[dict]] = {k: [] for k in [*variants, "cold"]}
     logs: dict[str, str] = {}
     failures: list[dict] = []
 
-    def gpa_run(name, argv_, env_):
+    def gpa_run(name, argv_, env_, empty=()):
         if name in BROKEN:
             return
         bundle.unlink(missing_ok=True)
+        for f in empty:
+            f.unlink(missing_ok=True)
         t, rc, text = _timed(argv_, before if name == "before" else REPO, env_)
         logs[name] = text[-4000:]
         if rc != 0:
@@ -129,14 +140,14 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
         facts[name].append({"wall_s": round(t, 3), **_bundle_facts(bundle)})
 
     bare()                                          # warm the driver and the disk cache
-    cache.unlink(missing_ok=True)
-    gpa_run("cold", *variants["default"])           # first profile of this harness: no sample count yet
-    if before is not None:
+    gpa_run("cold", variants.get("default", variants.get("remeasure", ([*gpa, "--out", str(bundle)], env, ())))[0],
+            env, (volume, units))                   # first profile of this harness: neither cache
+    if before is not None and "before" in variants:
         _timed(variants["before"][0], before, variants["before"][1])   # the old tree's injection library built
     for _ in range(repeat):
         runs["bare"].append(bare())
-        for name, (argv_, env_) in variants.items():
-            gpa_run(name, argv_, env_)
+        for name, (argv_, env_, empty) in variants.items():
+            gpa_run(name, argv_, env_, empty)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(ncu_repeat):
             t, rc, _ = _timed([ncu, "--section", "SourceCounters", "--section", "WarpStateStats", "-c", "5",
@@ -147,7 +158,7 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     row = {"project": str(project.relative_to(REPO)) if project.is_relative_to(REPO) else str(project),
            "harness": list(argv), "sampling_period": config.profile.sampling_period, "repeat": repeat,
            "median_s": med, "runs": runs, "facts": facts, "failures": failures, "logs": logs}
-    for k in ("before", "default", "overlap1", "sampling", "cold"):
+    for k in (*variants, "cold"):
         if k in med and "bare" in med:
             row[f"{k}_over_bare"] = med[k] / med["bare"]
         if k in med and "ncu" in med:
@@ -156,19 +167,16 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
 
 
 def case_units(case: Path, out_dir: Path) -> dict:
-    """A kernels/ case profiled once with the default and once with overlap1: the units measured."""
+    """A kernels/ case profiled once with ``remeasure``: the units measured."""
     config = load(case)
     build(config).check()
     gpa = [sys.executable, "-m", "gpa_lsp.commands.profile", str(case), "--no-build"]
     bundle = out_dir / f"{case.name}.gpabundle"
-    got = {}
-    for name, extra in (("default", {}), ("overlap1", {"GPA_COUNTERS_OVERLAP": "1"})):
-        if name in BROKEN:
-            continue
-        bundle.unlink(missing_ok=True)
-        t, rc, text = _timed([*gpa, "--out", str(bundle)], REPO, {"PYTHONPATH": str(REPO), **extra})
-        got[name] = {"wall_s": round(t, 3), "rc": rc, **(_bundle_facts(bundle) if rc == 0 else {"log": text[-3000:]})}
-    return got
+    bundle.unlink(missing_ok=True)
+    (Path(config.resolve(".gpa")) / throughput_cache.FILE).unlink(missing_ok=True)
+    t, rc, text = _timed([*gpa, "--out", str(bundle)], REPO, {"PYTHONPATH": str(REPO)})
+    return {"remeasure": {"wall_s": round(t, 3), "rc": rc,
+                          **(_bundle_facts(bundle) if rc == 0 else {"log": text[-3000:]})}}
 
 
 def startup(before: Path | None) -> dict:
@@ -198,6 +206,8 @@ def main() -> int:
     ap.add_argument("--ncu-repeat", type=int, default=1)
     ap.add_argument("--before", help="a tree holding the gpa_lsp package to compare with")
     ap.add_argument("--cases", nargs="*", default=[])
+    ap.add_argument("--variants", nargs="*", default=list(VARIANTS),
+                    help=f"of before, remeasure, overlap1, default, sampling (default: {' '.join(VARIANTS)})")
     ap.add_argument("--json")
     args = ap.parse_args()
     before = Path(args.before).resolve() if args.before else None
@@ -215,7 +225,7 @@ def main() -> int:
     save()
     with tempfile.TemporaryDirectory() as tmp:
         for p in args.projects:
-            row = bench(Path(p).resolve(), args.repeat, args.ncu_repeat, Path(tmp), before)
+            row = bench(Path(p).resolve(), args.repeat, args.ncu_repeat, Path(tmp), before, tuple(args.variants))
             rows.append(row)
             save()
             m = row["median_s"]

@@ -28,12 +28,13 @@ from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bu
 from .cubins import has_line_info
 from .cupti import counters as counters_mod
 from .cupti import sample_volume
+from .cupti import throughput_cache
 from .cupti.gated import GatedRun
 from .cupti.builder import find_cupti, injection_library
 from .cupti.reader import read_output
 from .demangle import base_name
 from .device import query_device
-from .gpu_check import require_gpu, shared_compute_mode
+from .gpu_check import explain_failure, require_gpu, shared_compute_mode
 from .model import Profile
 from .throughput import parse_raw_csv, summarise
 from .timing import Marks, enabled as timing_enabled, process_age
@@ -320,13 +321,14 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     notes = list(run.errors) + [n for n in (buffer_note, period_note) if n]
     profile = run.profile
     if config.profile.throughput:
+        from_cache: dict[str, str] = {}
         profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
-                                            gated=gated)
+                                            gated=gated, cubins=run.cubins, from_cache=from_cache)
         marks("throughput pass")
         partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
         notes += [n for n in (note, partial) if n]
         manifest["throughput"] = {"measured": any(k.throughput for k in profile.kernels), "note": note,
-                                  "collector": by, "unmeasured": partial}
+                                  "collector": by, "unmeasured": partial, "from_cache": from_cache}
     write_bundle(out, Bundle(profile, run.cubins, manifest))
     marks("bundle written")
     if not run.complete:
@@ -354,21 +356,27 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     bound follows. Returns None when measured, else the note saying why not.
     """
     b = read_bundle(bundle_path)
+    from_cache: dict[str, str] = {}
     profile, note, by = throughput_pass(config, b.profile, built_output(config), cancel=cancel, log=log,
-                                        with_collector=True)
+                                        with_collector=True, cubins=b.cubins, from_cache=from_cache)
     if note is None:
         manifest = dict(b.manifest)
         partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
-        manifest["throughput"] = {"measured": True, "note": None, "collector": by, "unmeasured": partial}
+        manifest["throughput"] = {"measured": True, "note": None, "collector": by, "unmeasured": partial,
+                                  "from_cache": from_cache}
         write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
     return note
 
 
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                    log=print, with_collector: bool = False, gated: GatedRun | None = None):
+                    log=print, with_collector: bool = False, gated: GatedRun | None = None,
+                    cubins: dict[str, bytes] | None = None, from_cache: dict[str, str] | None = None):
     """Run the harness once more for unit throughput (see profile/throughput.py): under CUPTI's Range
     Profiler (``[profile] throughput_collector = "cupti"``), under ``ncu --metrics`` ("ncu"), or CUPTI
-    and ncu when CUPTI could not ("auto", the default).
+    and ncu when CUPTI could not ("auto", the default). With the profile's ``cubins`` CUPTI's
+    figures of kernels measured before with the same code and launch come from the throughput
+    cache (cupti/throughput_cache.py), and no run is needed when every kernel to measure hits;
+    ``from_cache`` (a dict) is filled with those kernels' names and when they were measured.
 
     Never fails the collection: without counters or a clean run, the bundle keeps its samples and
     the note says why the estimates are not bounded by the memory system. Returns (profile, note),
@@ -379,7 +387,8 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
     if gated is not None and how not in ("auto", "cupti"):
         gated.abort()
     if how in ("auto", "cupti"):
-        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, gated=gated)
+        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, gated=gated,
+                                      cubins=cubins, from_cache=from_cache)
         by = "cupti" if note is None else None
     if how == "ncu" or (how == "auto" and note is not None):
         first = note
@@ -392,25 +401,63 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
     return (got, note, by) if with_collector else (got, note)
 
 
+def _cache_keys(config: Config, profile: Profile, kernels: list[str], build_output: str | None,
+                cubins: dict[str, bytes] | None) -> dict[str, str]:
+    """{kernel: its throughput-cache key} for the kernels whose code and first launch are known."""
+    if not config.profile.throughput_cache or not cubins:
+        return {}
+    try:
+        command, cwd, env = _harness_parts(config, build_output)
+    except GpaError:
+        return {}
+    harness_key = sample_volume.harness_key(command, cwd, env, config.profile.kernels)
+    by_name = {k.name: k for k in profile.kernels}
+    keys = {}
+    for name in kernels:
+        if name in by_name and (key := throughput_cache.kernel_key(profile, by_name[name], cubins, harness_key,
+                                                                   counters_mod.METRICS)):
+            keys[name] = key
+    return keys
+
+
 def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                      log=print, gated: GatedRun | None = None) -> tuple[Profile, str | None]:
+                      log=print, gated: GatedRun | None = None, cubins: dict[str, bytes] | None = None,
+                      from_cache: dict[str, str] | None = None) -> tuple[Profile, str | None]:
     """The counters run of the injection library: the sampled kernels' first launches, replayed for
-    the unit metrics; the harness ends once they are measured (profile/cupti/counters.py).
+    the unit metrics; the harness ends once they are measured (profile/cupti/counters.py). Kernels
+    measured before with the same code and launch (``cubins`` given: cupti/throughput_cache.py)
+    take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs.
     ``gated``: that run, started during the sampling run and waiting for the names (gated.py)."""
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
     if not sampled:
         if gated is not None:
             gated.abort()
         return profile, "unit throughput not measured (no sampled kernel to measure)"
-    log(f"measuring unit throughput with CUPTI's Range Profiler ({len(sampled)} kernel(s), first launch"
-        f"{', started during the sampling run' if gated is not None else ''}) ...")
+    cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
+    keys = _cache_keys(config, profile, sampled, build_output, cubins)
+    kept: list[tuple[str, dict[str, float]]] = []
+    for name, key in keys.items():
+        if (hit := throughput_cache.lookup(cache, key)) is not None:
+            kept.append((name, hit[0]))
+            if from_cache is not None:
+                from_cache[name] = hit[1]
+    todo = [n for n in sampled if n not in {k for k, _ in kept}]
+    if not todo:
+        if gated is not None:
+            gated.abort()
+        log(f"unit throughput of {len(kept)} kernel(s) from the throughput cache (same code, launch and harness as "
+            "when measured): no counters run")
+        return attach_throughput(profile, kept, "none"), None
+    log(f"measuring unit throughput with CUPTI's Range Profiler ({len(todo)} kernel(s), first launch"
+        f"{', started during the sampling run' if gated is not None else ''}"
+        f"{f'; {len(kept)} from the throughput cache' if kept else ''}) ...")
     keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"]) if os.environ.get("GPA_KEEP_CUPTI_OUT") else None
     try:
         if gated is not None:
-            gated.open(sampled)
+            gated.open(todo)
             run, failed = gated.wait(cancel, keep=keep)
         else:
-            run, failed = _counters_run(config, sampled, build_output, cancel, keep)
+            run, failed = _counters_run(config, todo, build_output, cancel, keep)
         if failed is not None:
             # each launch's record is written when it is measured: a harness that fails later (a
             # shell's next command run on what the early exit left, a crash at its end) loses none
@@ -426,9 +473,15 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
         Marks(log).library_marks(run.marks)
     if not run.rows:
         return profile, f"unit throughput not measured ({counters_mod.why_not(run)})"
-    got = attach_throughput(profile, run.rows, "none")
+    got = attach_throughput(profile, kept + run.rows, "none")
     if not any(k.throughput for k in got.kernels):
         return profile, "unit throughput not measured (CUPTI measured none of the sampled kernels)"
+    measured = {k.name for k in got.kernels if k.throughput is not None}
+    first: dict[str, dict[str, float]] = {}
+    for name, vals in run.rows:      # the first launch of each kernel: what a later run would measure
+        if name in keys and name in measured and name not in first and all(m in vals for m in counters_mod.METRICS):
+            first[name] = vals
+    throughput_cache.remember(cache, {keys[n]: v for n, v in first.items()})
     return got, None
 
 
@@ -643,7 +696,13 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
     path = Path(out) if out else _default_out(config, collector)
     build_output = (_build(config, cancel, log) if build else None) or built_output(config)
     fn = collect_cupti if collector == "cupti" else collect_ncu
-    result = fn(config, path, cancel=cancel, log=log, build_output=build_output)
+    try:
+        result = fn(config, path, cancel=cancel, log=log, build_output=build_output)
+    except GpaError as exc:
+        # the check before may have trusted a driver that passed earlier (gpu_check.require_gpu)
+        if (cancel is None or not cancel.is_set()) and (why := explain_failure(collector)) is not None:
+            raise why from exc
+        raise
     marks.last = time.monotonic()
     if result.cubins is not None:     # what was just written: no need to read the bundle back
         note = _line_info_note(result.profile, result.cubins)

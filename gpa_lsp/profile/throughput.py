@@ -149,5 +149,10 @@ def summarise(rows: Sequence[Mapping[str, float]], clocks: str = "none") -> Thro
 
 
 def describe(units: Sequence[tuple[str, float]]) -> str:
-    """``L1/shared 64%, L2 48%, DRAM 46%, issue 40%, SM pipes 35%``: busiest first."""
-    return ", ".join(f"{UNIT_TITLES.get(u, u)} {p:.0f}%" for u, p in sorted(units, key=lambda up: -up[1]))
+    """``L1/shared 64%, L2 48%, DRAM 46%, issue 40%, SM pipes 35%``: busiest first; the units of
+    ``UNITS`` left out are named as not measured (CUPTI's counters run leaves SM pipes out:
+    ``L1/shared 64%, L2 48%, DRAM 46%, issue 40% (SM pipes not measured)``)."""
+    text = ", ".join(f"{UNIT_TITLES.get(u, u)} {p:.0f}%" for u, p in sorted(units, key=lambda up: -up[1]))
+    have = {u for u, _ in units}
+    missing = [UNIT_TITLES[u] for u in UNITS if u not in have]
+    return f"{text} ({', '.join(missing)} not measured)" if text and missing else text
