@@ -35,6 +35,7 @@ from ..blame import BlameEdge
 from ..coalescing import ideal_sectors, remappable_excess
 from ..coalescing import model as unit_model
 from ..context import kernel_fact
+from ..lanewalk import idle_lane_cap
 from .base import Match, Optimizer
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
@@ -112,10 +113,41 @@ class GlobalMemoryCoalescing(Optimizer):
 
     def estimate(self, ctx, match: Match) -> float:
         """The matched-stall estimate, or the unit estimate where the kernel is held by the unit the
-        excess sectors load (analysis/coalescing.py), whichever is larger."""
+        excess sectors load (analysis/coalescing.py), whichever is larger; for a per-lane walk whose
+        lanes idle (rows of different lengths), at most what the spread probe's better rewrite gained
+        (analysis/lanewalk.py)."""
+        est = super().estimate(ctx, match)
+        m = unit_model(ctx)
+        est = max(est, m.unit_estimate) if m is not None else est
+        cap = idle_lane_cap(ctx)
+        return min(est, cap.point) if cap is not None else est
+
+    def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
+        """For a per-lane walk whose lanes idle: the spread probe's gain over its warps per SM
+        (analysis/lanewalk.py); else the method's range."""
+        cap = idle_lane_cap(ctx)
+        if cap is None:
+            return super().estimate_range(ctx, match, point)
+        return min(cap.low, point), max(point, min(cap.high, self._uncapped(ctx, match)))
+
+    def _uncapped(self, ctx, match: Match) -> float:
         est = super().estimate(ctx, match)
         m = unit_model(ctx)
         return max(est, m.unit_estimate) if m is not None else est
+
+    def describe(self, ctx, match: Match) -> str:
+        cap = idle_lane_cap(ctx)
+        if cap is None:
+            return self.suggestion
+        w = cap.walk
+        return (f"Each thread walks its own row (about {w.elements_per_lane:.0f} elements) and the rows differ in "
+                f"length: only {100 * w.lanes_active:.0f}% of a warp's lanes are still walking at each step. "
+                "Coalescing alone does not recover the idle lanes: stored interleaved (ELL/SELL), each request "
+                "also reads the slots of the rows that have ended; a warp per row leaves the lanes past each "
+                "row's end idle and adds a reduction. On the H100 (benchmarks/coalescing, lanewalk_spread: rows "
+                f"of 1-63 elements) the better of the two gained {cap.low:.2f}-{cap.high:.2f}x. Give the lanes of "
+                "a warp rows of similar length first (sort or bin the rows by length, as SELL-C-sigma does), "
+                "then store each slice interleaved.")
 
     def throughput_bound(self, ctx, match: Match | None = None) -> tuple[float, str | None]:
         """What every unit's work left after coalescing allows (analysis/coalescing.py); none

@@ -1,0 +1,198 @@
+"""Per-lane walks over rows of different lengths: what coalescing them can gain, from the probes
+``benchmarks/coalescing/lanewalk_probe.cu`` (rows of one length) and ``lanewalk_spread_probe.cu``
+(rows of lengths uniform in [1, 2L - 1]), measured on the H100 (table: ``gpa_lsp/data/
+coalescing.json``, ``lanewalk`` and ``lanewalk_spread``).
+
+*A per-lane walk*: a thread walks its own row (``for (j = row_ptr[r]; j < row_ptr[r + 1]; ++j)``):
+in a loop, global loads that are not gathers and move at least twice their ideal sectors, grouped by
+the array they walk (the kernel parameters their address comes from, followed through the
+arithmetic of the SASS). The profile's per-instruction counts give, over the walk's loads:
+
+* ``elements_per_lane`` L: thread-executed loads / (threads x arrays), the elements a thread walks
+  in each array (the row length);
+* ``lanes_active`` u: thread-executed / (32 x warp-executed), the share of a warp's lanes still
+  walking at each of its steps. Rows of one length give u = 1; rows of different lengths leave the
+  lanes of the shorter rows idle while the warp runs its longest row.
+
+*What the probes measured.* The unit model (``analysis/coalescing.py``) prices coalescing as the
+work the excess sectors load on the L1, the L2 and DRAM; with rows of one length the column-major
+walk (the same threads, every request coalesced) gains what it says (``lanewalk``: 1.5-3.1x at
+16-128 elements per row). With rows of different lengths (``lanewalk_spread``, u ~ 0.52) neither
+rewrite recovers the idle lanes:
+
+* the column-major (ELL/SELL-like) walk reads, in every request, the slots of the rows that have
+  ended with those still running: DRAM read 2.0-3.4x the ideal bytes, at 75-82% of its peak, and
+  the walk took 1.05-2.1x *longer* than the scalar one;
+* a warp per row (CSR vector) idles the lanes past each row's end (ceil(n / 32) steps of 32 lanes
+  for n elements) and adds a reduction per row: 0.28-1.28x of the scalar walk, the better end only
+  at 64 warps per SM and 32 elements per row.
+
+So the most a per-lane walk with idle lanes gains from coalescing is the better of the two
+rewrites on the spread probe (``spread_gain``: the probe's scalar time over its faster rewrite, at
+the kernel's row length, gather or not, and resident warps), not what the unit model says. The
+probe measured only the two ends of the lane activity (u ~ 0.52 and u = 1) and rows of 16 and 32
+elements; in between the cap is an assumption, stated here: it fades out, ``gain / ((1 - t_u) (1 -
+t_L))``, as u rises from the probe's to 1 (``t_u``) and as the rows grow from 32 to 128 elements
+(``t_L`` on log2 L; at 128 the row-of-one-length probe found a warp per row as fast as the
+column-major walk), flat below the probe's u and below 16 elements (no extrapolation).
+
+What helps such a walk is to make the rows of a warp alike first (sort or bin the rows by length,
+SELL-C-sigma), then coalesce; the advice says so (``describe``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ..sass.operands import address_registers, constant_operands, memory_operand
+from .coalescing import remappable_excess
+from .context import KernelContext, kernel_fact
+from .gathers import gathers
+
+WALK_EXCESS = 0.5        # a walk load moves at least twice its ideal sectors (1 - ideal/actual)
+LONG_ROWS = 128          # elements per row at which a warp per row matched the column-major walk (lanewalk)
+_DESC = re.compile(r"^desc\[[^\]]*\]")
+
+
+@dataclass(frozen=True)
+class Walk:
+    loads: tuple[int, ...]         # offsets of the walk's loads (uncoalesced, not gathers)
+    arrays: int                    # arrays walked (distinct kernel-parameter roots of their addresses)
+    elements_per_lane: float       # L: elements a thread walks in each array
+    lanes_active: float            # u: share of a warp's lanes walking at each of its steps
+    gather: bool                   # a gather in the walk's loops (x[col[j]])
+
+
+def _param_roots(function) -> dict[int, frozenset[int]]:
+    """Global access offset -> the constant-bank offsets (kernel parameters) its address comes from,
+    in one pass in layout order; a value a global (or local, shared) load returned has none."""
+    roots: dict[str, frozenset[int]] = {}
+    out: dict[int, frozenset[int]] = {}
+    empty: frozenset[int] = frozenset()
+    for ins in function.instructions:
+        mem = ins.memory
+        consts = frozenset(off for bank, off in constant_operands(ins.operands) if bank == 0 and off is not None)
+        if mem is not None and mem.space in ("global", "generic"):
+            regs = address_registers(_DESC.sub("", memory_operand(ins.operands) or ""))
+            out[ins.offset] = empty.union(*(roots.get(r, empty) for r in regs))
+        if mem is not None and mem.load and mem.space != "constant":
+            for r in ins.dsts:
+                roots[r] = empty
+            continue
+        came = empty.union(*(roots.get(r, empty) for r in ins.srcs)) | consts
+        for r in ins.dsts:
+            roots[r] = came
+    return out
+
+
+@kernel_fact
+def walk(ctx: KernelContext) -> Walk | None:
+    """The kernel's per-lane walk, or None (no uncoalesced non-gather loads in a loop, or no
+    thread-executed counts: the ncu collector records them, the CUPTI one does not)."""
+    first = ctx.entry.instructions[0].offset if ctx.entry.instructions else None
+    head = ctx.pcs.get(first) if first is not None else None
+    threads = head.thread_executed if head is not None else None
+    if not threads:
+        return None
+    g = gathers(ctx)
+    roots = _param_roots(ctx.entry)
+    cands = []
+    for o, p in ctx.pcs.items():
+        site = ctx.site(o)
+        if site is None or o in g or not p.sectors or not p.executed or not p.thread_executed:
+            continue
+        mem = site.instruction.memory
+        if mem is None or not mem.load or mem.atomic or mem.space not in ("global", "generic"):
+            continue
+        if remappable_excess(ctx, o) < WALK_EXCESS or not roots.get(o):
+            continue
+        cands.append((o, p, ctx.loop_of(o)))
+    arrays = {roots[o] for o, _, lp in cands if lp is not None}
+    loads = [(o, p) for o, p, _ in cands if roots[o] in arrays]
+    if not loads:
+        return None
+    headers = {lp.header_offset for o, _, lp in cands if lp is not None and roots[o] in arrays}
+    thr = sum(p.thread_executed for _, p in loads)
+    exe = sum(p.executed for _, p in loads)
+    gather = any((lp := ctx.loop_of(o)) is not None and lp.header_offset in headers for o in g)
+    return Walk(tuple(sorted(o for o, _ in loads)), len(arrays), thr / (threads * len(arrays)),
+                min(1.0, thr / (32.0 * exe)), gather)
+
+
+@lru_cache(maxsize=None)
+def _spread(name: str) -> tuple[dict, ...]:
+    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
+    return tuple(d.get("devices", {}).get(name, {}).get("lanewalk_spread") or ())
+
+
+def spread_gain(name: str, elements: float, gather: bool, warps: float) -> tuple[float, float, float] | None:
+    """(at ``warps`` per SM, least, most over the probe's warps): the spread probe's scalar time over
+    its faster rewrite (column-major or warp per row) at ``elements`` per row, log2-interpolated
+    between its lengths and linearly between its warps per SM, flat beyond them; None without a table."""
+    rows = [r for r in _spread(name) if r["gather"] == gather and r["median_ms"]]
+    if not rows:
+        return None
+    t = {(r["mode"], r["elements_per_row"], r["warps_per_sm"]): r["median_ms"] for r in rows}
+    lengths = sorted({k[1] for k in t})
+    wlist = sorted({k[2] for k in t})
+
+    def best(L: int, w: int) -> float:
+        return t[("scalar", L, w)] / min(t[("ell", L, w)], t[("vector", L, w)])
+
+    def interp(xs: list, x: float, f) -> float:
+        if x <= xs[0]:
+            return f(xs[0])
+        for a, b in zip(xs, xs[1:]):
+            if x <= b:
+                return f(a) + (f(b) - f(a)) * (x - a) / (b - a)
+        return f(xs[-1])
+
+    def at_length(w: int) -> float:
+        lx = [math.log2(L) for L in lengths]
+        return interp(lx, math.log2(max(elements, 1.0)), lambda x: best(lengths[lx.index(x)], w))
+
+    per_w = {w: at_length(w) for w in wlist}
+    return interp(wlist, warps, per_w.__getitem__), min(per_w.values()), max(per_w.values())
+
+
+def spread_lanes(name: str) -> float | None:
+    """The share of lanes the spread probe's scalar walk kept active (its rows' spread)."""
+    rows = _spread(name)
+    vals = [r["lanes_active"] for r in rows if r.get("lanes_active")]
+    return max(vals) if vals else None
+
+
+@dataclass(frozen=True)
+class Cap:
+    point: float      # the most coalescing this walk can gain, at the kernel's warps per SM
+    low: float        # least and most over the probe's warps per SM
+    high: float
+    walk: Walk
+
+
+@kernel_fact
+def idle_lane_cap(ctx: KernelContext) -> Cap | None:
+    """What coalescing a per-lane walk whose lanes idle can gain at most (see the module's
+    docstring), or None: no walk, rows of one length (u = 1), rows long enough (>= LONG_ROWS), or
+    no spread table for the device."""
+    w = walk(ctx)
+    u_probe = spread_lanes(ctx.device.name)
+    if w is None or u_probe is None or w.lanes_active >= 1.0 or w.elements_per_lane >= LONG_ROWS:
+        return None
+    warps = ctx.occupancy.active_warps if ctx.occupancy is not None else 64.0
+    got = spread_gain(ctx.device.name, w.elements_per_lane, w.gather, warps)
+    if got is None:
+        return None
+    probe_long = max(r["elements_per_row"] for r in _spread(ctx.device.name))
+    t_u = max(0.0, (w.lanes_active - u_probe) / (1.0 - u_probe))
+    t_l = max(0.0, math.log2(w.elements_per_lane / probe_long) / math.log2(LONG_ROWS / probe_long)) \
+        if w.elements_per_lane > probe_long else 0.0
+    fade = (1.0 - t_u) * (1.0 - t_l)
+    if fade <= 0.0:
+        return None
+    return Cap(got[0] / fade, got[1] / fade, got[2] / fade, w)
