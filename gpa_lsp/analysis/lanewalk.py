@@ -173,6 +173,7 @@ class Cap:
     low: float        # least and most over the probe's warps per SM
     high: float
     walk: Walk
+    measured: tuple[float, float]    # (least, most) the probe's better rewrite gained, before the fade
 
 
 @kernel_fact
@@ -195,4 +196,4 @@ def idle_lane_cap(ctx: KernelContext) -> Cap | None:
     fade = (1.0 - t_u) * (1.0 - t_l)
     if fade <= 0.0:
         return None
-    return Cap(got[0] / fade, got[1] / fade, got[2] / fade, w)
+    return Cap(got[0] / fade, got[1] / fade, got[2] / fade, w, (got[1], got[2]))

@@ -109,6 +109,7 @@ def test_spmv_coalescing_is_capped_by_what_its_idle_lanes_allow():
     assert a.estimated_speedup == pytest.approx(cap.point, abs=1e-3) and a.bounded_by is None
     assert a.estimate_low == 1.0 and a.estimate_high == pytest.approx(cap.point, abs=1e-3)
     assert "idle" in a.suggestion and "sort or bin the rows" in a.suggestion and "51%" in a.suggestion
+    assert f"{cap.measured[0]:.2f}-{cap.measured[1]:.2f}x" == "0.80-1.15x" and "0.80-1.15x" in a.suggestion
     ranked = [x.optimizer for x in k.advice]
     assert ranked.index(COALESCING) <= 2
 
