@@ -173,11 +173,15 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
         key = (e.def_, e.use)
         got = pairs.get(key)
         if got is None:
-            got = pairs[key] = [0.0, e.distance, e.reason]
-        got[0] += e.stall
-        if e.distance > got[1]:
-            got[1] = e.distance
-    hot = sorted(pairs.items(), key=lambda kv: -kv[1][0])
+            pairs[key] = [0.0 + e.stall, e.distance, e.reason]
+        else:
+            got[0] += e.stall
+            if e.distance > got[1]:
+                got[1] = e.distance
+    # by matched samples, descending (reverse=True keeps equal ones in their order, as key=-samples
+    # did), through a key list so the sort calls no Python function per pair
+    items = list(pairs.items())
+    hot = [items[k] for k in sorted(range(len(items)), key=[v[0] for _, v in items].__getitem__, reverse=True)]
     # Hotspot objects only for the pairs shown (the top few overall and per region): a large
     # match has 10^4 pairs, of which a region needs only the source lines
     made: dict[int, Hotspot] = {}
@@ -193,17 +197,17 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     # regions: innermost loop of the def, else the function
     regions: dict[object, list] = {}
     region_of = _def_regions(ctx)         # pairs share their defs, advice of one kernel too
-    for i, ((d, u), v) in enumerate(hot):
+    site_at, loop_at = ctx.site, ctx.loop_of
+    for i, ((d, _), v) in enumerate(hot):
         got = region_of.get(d)
         if got is None:
-            site = ctx.site(d)
-            lp = ctx.loop_of(d)
+            site = site_at(d)
+            lp = loop_at(d)
             key = (site.function.name, lp.header_offset) if lp else (site.function.name if site else "", None)
             got = region_of[d] = (key, lp, site)
-        key, lp, site = got
-        r = regions.get(key)
+        r = regions.get(got[0])
         if r is None:
-            r = regions[key] = [lp, site, 0.0, []]
+            r = regions[got[0]] = [got[1], got[2], 0.0, []]
         r[2] += v[0]
         r[3].append(i)
     out_regions = []
@@ -299,16 +303,21 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     # part of the cost, not a place to change
     queued = m.queue_uses
     loc_at = ctx.location
+    key_of: dict[int, tuple | None] = {}    # def -> its key (None: no line), made once per def
     # by stall, descending; reverse=True keeps equal stalls in their order, as key=-stall did
     for e in sorted(m.edges, key=_stall, reverse=True):
         if queued and e.category == "self" and e.use in queued:
             continue
-        loc = loc_at(e.def_)
-        if loc is None or not loc.line:
+        d = e.def_
+        key = key_of.get(d, False)
+        if key is False:
+            loc = loc_at(d)
+            key = key_of[d] = None if loc is None or not loc.line else (loc.file, d) if latency else (loc.file, loc.line)
+        if key is None:
             continue
-        key = (loc.file, e.def_) if latency else (loc.file, loc.line)
         by_line[key] += e.latency if latency else e.stall
-        first.setdefault(key, e.def_)
+        if key not in first:
+            first[key] = d
     if not by_line:
         return None
     order = {k: i for i, k in enumerate(first)}

@@ -176,8 +176,18 @@ def remappable_excess(ctx: KernelContext, offset: int) -> float:
     """1 - ideal/actual sectors of a global access that a new mapping of threads can coalesce (0 for
     a gather, when unknown, or when it is coalesced)."""
     p = ctx.pcs.get(offset)
+    if p is None or not p.sectors:
+        return 0.0          # ideal_sectors is None: no counts
     i = ideal_sectors(ctx, offset)
     return max(0.0, 1.0 - i / p.sectors) if i is not None else 0.0
+
+
+@kernel_fact
+def has_sectors(ctx: KernelContext) -> bool:
+    """Whether any sampled PC has sector counts (Nsight Compute's; CUPTI's PC sampling has none).
+    Without them every ``remappable_excess`` is 0 and the coalescing models have nothing to price:
+    optimizers that weigh each blame edge by it skip the walk."""
+    return any(p.sectors for p in ctx.pcs.values())
 
 
 def _accesses(ctx: KernelContext):

@@ -54,7 +54,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..context import kernel_fact
-from .base import Match, Optimizer, reason_share
+from .base import Match, Optimizer, reason_share, edge_sums
 from .shared import lg_share, queue_edges
 
 # reductions: atomics whose old value is unused (nvcc emits RED then). An ATOM whose result is used
@@ -278,7 +278,7 @@ class AtomicPrivatization(Optimizer):
         body = sorted(lp.instructions) if lp is not None else [site.index]
         reds = sum(1 for k in body if site.function.instructions[k].base_opcode in GLOBAL_REDUCTIONS)
         width = bytes_per_atomic(site.function, body, reds)
-        return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
+        return Match(tuple(edges), *edge_sums(edges),
                      data={"atomic": off, "bins": bins, "key_bytes": width, "waits": waits})
 
     def _amdahl(self, ctx, match: Match, r: float, samples: float | None = None) -> float:

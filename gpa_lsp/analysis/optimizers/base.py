@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import itemgetter
 from typing import Any, Callable, Iterable
 
 from ..blame import BlameEdge
@@ -77,7 +78,16 @@ def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | 
             add(e._replace(stall=e.stall * float(w), latency=e.latency * float(w)))
     if not out:
         return None
-    return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
+    return Match(tuple(out), *edge_sums(out))
+
+
+_STALL, _LATENCY = itemgetter(4), itemgetter(5)     # BlameEdge.stall, BlameEdge.latency
+
+
+def edge_sums(edges) -> tuple[float, float]:
+    """(stall, latency) summed over ``edges`` in their order (the same floats as a generator's sum,
+    without a Python frame per edge: matches hold 10^4-10^5 edges)."""
+    return sum(map(_STALL, edges)), sum(map(_LATENCY, edges))
 
 
 class Optimizer:

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
-from ..coalescing import ideal_sectors, remappable_excess
+from ..coalescing import has_sectors, ideal_sectors, remappable_excess
 from ..coalescing import model as unit_model
 from ..context import kernel_fact
 from ..lanewalk import idle_lane_cap
-from .base import Match, Optimizer
+from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
 
@@ -96,6 +96,8 @@ class GlobalMemoryCoalescing(Optimizer):
                   "or stage through shared memory.")
 
     def match(self, ctx) -> Match | None:
+        if not has_sectors(ctx):
+            return None     # every coalescing_weight and queue_weight is 0 (no excess sectors)
         out = []
         # only these reasons can get a weight (coalescing_weight, queue_weight)
         for e in ctx.edges_where(reasons=MEMORY_REASONS + ("execution_dependency",)) + drain_edges(ctx):
@@ -109,7 +111,7 @@ class GlobalMemoryCoalescing(Optimizer):
                 out.append(e._replace(stall=e.stall * w, latency=e.latency * w))
         if not out:
             return None
-        return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
+        return Match(tuple(out), *edge_sums(out))
 
     def estimate(self, ctx, match: Match) -> float:
         """The matched-stall estimate, or the unit estimate where the kernel is held by the unit the

@@ -19,7 +19,7 @@ the trip count). Only loops that hold a non-spill local access count.
 from __future__ import annotations
 
 from ...sass.opcodes import PLAIN_BRANCHES
-from .base import Match, Optimizer
+from .base import Match, Optimizer, edge_sums
 from ...sass.patterns import is_local, is_spill
 from .shared import local_cost
 
@@ -64,7 +64,7 @@ class LocalArray(Optimizer):
         seen = set(m.edges)
         extra = [e for e in ctx.edges if e.use in control and e not in seen]
         edges = m.edges + tuple(extra)
-        return Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges), m.scopes, m.data,
+        return Match(edges, *edge_sums(edges), m.scopes, m.data,
                      queue_uses=m.queue_uses)
 
     def explained_throttle(self, ctx) -> dict[int, float]:

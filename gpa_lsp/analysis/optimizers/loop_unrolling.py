@@ -65,8 +65,17 @@ class LoopUnrolling(Optimizer):
         return Match(m.edges, m.samples, m.latency, loop_scopes_for(ctx, m.edges, function_scope=False))
 
     def fix(self, ctx, match: Match) -> Fix | None:
-        by_loop = hottest(match.edges, key=lambda e: ctx.loop_of(e.def_))
-        for lp, _ in by_loop:
+        # keyed by the loop's identity: a LoopScope's dataclass hash rebuilds a tuple of its fields
+        # per call (10^4 edges); each loop is one object of the context, so identity is equality here
+        loops: dict[int, object] = {}
+        loop_of = ctx.loop_of
+
+        def key(e):
+            lp = loop_of(e.def_)
+            loops[id(lp)] = lp
+            return id(lp)
+        for k, _ in hottest(match.edges, key=key):
+            lp = loops[k]
             if lp is not None and lp.file and lp.line:
                 return Fix("unroll", lp.file, lp.line, {"factor": self.factor})
         return None

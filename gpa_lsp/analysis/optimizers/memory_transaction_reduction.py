@@ -29,7 +29,7 @@ overriding the hook; this file does not name it.
 
 from __future__ import annotations
 
-from ..coalescing import remappable_excess
+from ..coalescing import has_sectors, remappable_excess
 from ..gathers import index_groups, merge_estimate
 from .base import REGISTRY, Match, Optimizer, match_edges
 from .shared import drain_edges
@@ -65,6 +65,10 @@ class MemoryTransactionReduction(Optimizer):
             """The share of ``e``'s use PC throttle no specific advice explains."""
             n = own.get(e.use, 0.0)
             return max(0.0, 1.0 - explained.get(e.use, 0.0) / n) if n > 0 else 1.0
+
+        if not has_sectors(ctx):
+            # no sector counts: every remappable_excess is 0, so _keep is 1.0 and keep is left(e)
+            return match_edges(throttle, left)
 
         def keep(e):
             return _keep(e) * left(e)

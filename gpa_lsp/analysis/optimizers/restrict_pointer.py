@@ -44,7 +44,7 @@ from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS
 from ...sass.patterns import reloads
 from ..sources import body_range, derived_pointers, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
-from .base import Estimator, Match, Optimizer, hottest, match_edges
+from .base import Estimator, Match, Optimizer, hottest, match_edges, edge_sums
 from .shared import lg_share, queue_edges
 
 @kernel_fact
@@ -68,7 +68,7 @@ def reload_match(ctx) -> Match | None:
     edges += queued
     if not edges:
         return None
-    return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges),
+    return Match(tuple(edges), *edge_sums(edges),
                  data={"reloads": len(found), "queue_share": share},
                  queue_uses=frozenset(e.use for e in queued))
 

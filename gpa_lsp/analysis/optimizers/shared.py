@@ -32,7 +32,7 @@ from ..deletion import vanishing_edges
 from ..estimate import stall_elimination
 from ..model import Fix
 from ..sources import launch_sites
-from .base import Match, match_edges, reason_share
+from .base import Match, match_edges, reason_share, edge_sums
 
 
 # --- the LG and MIO queues -------------------------------------------------------------------
@@ -160,7 +160,7 @@ def local_cost(ctx, spill: bool) -> Match | None:
         extra = queue_edges(ctx, members, lg_share(ctx, members))
         if extra or gone:
             edges = got.edges + tuple(gone) + tuple(extra)
-            got = Match(edges, sum(e.stall for e in edges), sum(e.latency for e in edges),
+            got = Match(edges, *edge_sums(edges),
                         queue_uses=frozenset(e.use for e in extra))
     return got
 

@@ -45,7 +45,7 @@ from ...sass.patterns import last_barriers
 from ...profile.reasons import category as reason_category
 from ..blame import BlameEdge
 from ..context import kernel_fact
-from .base import Match, Optimizer, match_edges
+from .base import Match, Optimizer, match_edges, edge_sums
 from .shared import mio_throttle_share
 
 
@@ -153,7 +153,7 @@ class SharedMemoryBankConflicts(Optimizer):
         edges += _barrier_edges(ctx, edges)
         if not edges:
             return None
-        return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges))
+        return Match(tuple(edges), *edge_sums(edges))
 
 
 def _queue_edges(ctx) -> list[BlameEdge]:

@@ -42,7 +42,7 @@ from ...sass.operands import address_registers, memory_operand
 from ...sass.patterns import last_barriers, latency_barriers, round_trips
 from ..context import kernel_fact
 from ..deletion import vanishing_edges
-from .base import Match, Optimizer
+from .base import Match, Optimizer, edge_sums
 
 WINDOW = 8           # instructions searched back from a shared store for its in-place combine
 
@@ -130,4 +130,4 @@ class WarpBalance(Optimizer):
             gone = [e for e in on_tree if e.reason != "synchronization"]
             gone += vanishing_edges(ctx, frozenset(tree), on_tree)
             out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in gone]
-        return Match(tuple(out), sum(e.stall for e in out), sum(e.latency for e in out))
+        return Match(tuple(out), *edge_sums(out))

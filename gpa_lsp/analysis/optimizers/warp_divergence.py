@@ -32,7 +32,7 @@ from ..blame import BlameEdge
 from ..coalescing import latency_growth
 from ..context import kernel_fact
 from ..flow import with_cfg
-from .base import Match, Optimizer
+from .base import Match, Optimizer, edge_sums
 
 WARP = 32.0
 MIN_LOOP_INACTIVE = 0.01   # a loop whose header runs with this share fewer lanes than its entry diverges in its trip count
@@ -192,4 +192,4 @@ class WarpDivergence(Optimizer):
                                         latency=e.latency * w))
         if not edges:
             return None
-        return Match(tuple(edges), sum(e.stall for e in edges), sum(e.latency for e in edges))
+        return Match(tuple(edges), *edge_sums(edges))
