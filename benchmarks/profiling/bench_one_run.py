@@ -15,9 +15,6 @@ command whole as a user waits for it (Python start-up, bundle written), with
   to them; the hardware buffer sized from the previous run;
 - ``default``: the same command with the cache the previous run left (warm: the hot kernels'
   unit throughput is reused and no counters run starts: a profile after a change elsewhere, or none);
-- ``overlap1`` (only when named in ``--variants``): ``remeasure`` with ``GPA_COUNTERS_OVERLAP=1``
-  (the counters run started during the sampling run, waiting at its context; cupti/gated.py, where
-  that still exists);
 - ``sampling``: ``--no-throughput`` (what the editor waits for before the advice);
 - ``cold`` (once): the default with neither cache (first profile of a harness; the GPU check's
   remembered pass, which is per machine and driver, is kept);
@@ -113,7 +110,6 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
     variants = {
         "before": ([*gpa, "--out", str(bundle)], env_before, ()),
         "remeasure": ([*gpa, "--out", str(bundle)], env, (units,)),
-        "overlap1": ([*gpa, "--out", str(bundle)], {**env, "GPA_COUNTERS_OVERLAP": "1"}, (units,)),
         "default": ([*gpa, "--out", str(bundle)], env, ()),
         "sampling": ([*gpa, "--no-throughput", "--out", str(bundle)], env, ()),
     }
@@ -207,7 +203,7 @@ def main() -> int:
     ap.add_argument("--before", help="a tree holding the gpa_lsp package to compare with")
     ap.add_argument("--cases", nargs="*", default=[])
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS),
-                    help=f"of before, remeasure, overlap1, default, sampling (default: {' '.join(VARIANTS)})")
+                    help=f"of before, remeasure, default, sampling (default: {' '.join(VARIANTS)})")
     ap.add_argument("--json")
     args = ap.parse_args()
     before = Path(args.before).resolve() if args.before else None

@@ -29,12 +29,11 @@ from .cubins import has_line_info
 from .cupti import counters as counters_mod
 from .cupti import sample_volume
 from .cupti import throughput_cache
-from .cupti.gated import GatedRun
 from .cupti.builder import find_cupti, injection_library
 from .cupti.reader import read_output
 from .demangle import base_name
 from .device import query_device
-from .gpu_check import explain_failure, require_gpu, shared_compute_mode
+from .gpu_check import explain_failure, require_gpu
 from .model import Profile
 from .throughput import parse_raw_csv, summarise
 from .timing import Marks, enabled as timing_enabled, process_age
@@ -126,9 +125,6 @@ def _sources(config: Config) -> list[dict]:
 # hardware buffer drains more often than CUPTI reads it on busy kernels (samples dropped)
 MIN_AUTO_PERIOD = 7
 MAX_DROPPED = 0.05
-# the counters run started during the sampling run (cupti/gated.py): "0" off, "1" on;
-# GPA_COUNTERS_OVERLAP in gpa's environment chooses (off: it saved 0.05-0.16 s on the H100)
-OVERLAP_DEFAULT = "0"
 
 
 def hw_buffer_bytes(period: int) -> int:
@@ -269,22 +265,6 @@ def _sampling(config: Config, lib, cupti, command, cwd, env, cancel, log, marks,
     return res, run, period, buffer_note, period_note
 
 
-def _start_gated(config: Config, lib, cupti, command, cwd, env, log) -> GatedRun | None:
-    """The counters run, started now to wait for the kernel names (cupti/gated.py), where it is
-    wanted (``GPA_COUNTERS_OVERLAP=1``; off by default: it saved 0.05-0.16 s on the H100) and the
-    GPU takes a second process's context."""
-    mode = os.environ.get("GPA_COUNTERS_OVERLAP", OVERLAP_DEFAULT).strip()
-    if mode != "1" or not config.profile.throughput or \
-            config.profile.throughput_collector not in ("auto", "cupti"):
-        return None
-    if not shared_compute_mode():
-        log("the GPU is in an exclusive compute mode: the counters run waits for the sampling run's end")
-        return None
-    timeout = config.harness.timeout * 4     # it waits through the sampling run(s) first
-    return GatedRun(command, cwd, _injection_env(lib, cupti, "", {**dict(env), **counters_mod.env([], gated=True)}),
-                    timeout=timeout)
-
-
 def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
     marks = Marks(log)
     cupti = find_cupti()
@@ -296,14 +276,8 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     volume = (Path(config.resolve(".gpa")) / sample_volume.FILE,
               sample_volume.harness_key(command, cwd, env, config.profile.kernels))
-    gated = _start_gated(config, lib, cupti, command, cwd, env, log)
-    try:
-        res, run, period, buffer_note, period_note = _sampling(config, lib, cupti, command, cwd, env, cancel, log,
-                                                               marks, volume)
-    except BaseException:
-        if gated is not None:
-            gated.abort()
-        raise
+    res, run, period, buffer_note, period_note = _sampling(config, lib, cupti, command, cwd, env, cancel, log,
+                                                           marks, volume)
     manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
                              sources=_sources(config),
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
@@ -323,7 +297,7 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     if config.profile.throughput:
         from_cache: dict[str, str] = {}
         profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
-                                            gated=gated, cubins=run.cubins, from_cache=from_cache)
+                                            cubins=run.cubins, from_cache=from_cache)
         marks("throughput pass")
         partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
         notes += [n for n in (note, partial) if n]
@@ -369,8 +343,8 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
 
 
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                    log=print, with_collector: bool = False, gated: GatedRun | None = None,
-                    cubins: dict[str, bytes] | None = None, from_cache: dict[str, str] | None = None):
+                    log=print, with_collector: bool = False, cubins: dict[str, bytes] | None = None,
+                    from_cache: dict[str, str] | None = None):
     """Run the harness once more for unit throughput (see profile/throughput.py): under CUPTI's Range
     Profiler (``[profile] throughput_collector = "cupti"``), under ``ncu --metrics`` ("ncu"), or CUPTI
     and ncu when CUPTI could not ("auto", the default). With the profile's ``cubins`` CUPTI's
@@ -384,11 +358,9 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
     """
     how = config.profile.throughput_collector
     got, note, by = profile, None, None
-    if gated is not None and how not in ("auto", "cupti"):
-        gated.abort()
     if how in ("auto", "cupti"):
-        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, gated=gated,
-                                      cubins=cubins, from_cache=from_cache)
+        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, cubins=cubins,
+                                      from_cache=from_cache)
         by = "cupti" if note is None else None
     if how == "ncu" or (how == "auto" and note is not None):
         first = note
@@ -421,17 +393,14 @@ def _cache_keys(config: Config, profile: Profile, kernels: list[str], build_outp
 
 
 def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
-                      log=print, gated: GatedRun | None = None, cubins: dict[str, bytes] | None = None,
+                      log=print, cubins: dict[str, bytes] | None = None,
                       from_cache: dict[str, str] | None = None) -> tuple[Profile, str | None]:
     """The counters run of the injection library: the sampled kernels' first launches, replayed for
     the unit metrics; the harness ends once they are measured (profile/cupti/counters.py). Kernels
     measured before with the same code and launch (``cubins`` given: cupti/throughput_cache.py)
-    take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs.
-    ``gated``: that run, started during the sampling run and waiting for the names (gated.py)."""
+    take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs."""
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
     if not sampled:
-        if gated is not None:
-            gated.abort()
         return profile, "unit throughput not measured (no sampled kernel to measure)"
     cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
     keys = _cache_keys(config, profile, sampled, build_output, cubins)
@@ -443,21 +412,14 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
                 from_cache[name] = hit[1]
     todo = [n for n in sampled if n not in {k for k, _ in kept}]
     if not todo:
-        if gated is not None:
-            gated.abort()
         log(f"unit throughput of {len(kept)} kernel(s) from the throughput cache (same code, launch and harness as "
             "when measured): no counters run")
         return attach_throughput(profile, kept, "none"), None
     log(f"measuring unit throughput with CUPTI's Range Profiler ({len(todo)} kernel(s), first launch"
-        f"{', started during the sampling run' if gated is not None else ''}"
         f"{f'; {len(kept)} from the throughput cache' if kept else ''}) ...")
     keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"]) if os.environ.get("GPA_KEEP_CUPTI_OUT") else None
     try:
-        if gated is not None:
-            gated.open(todo)
-            run, failed = gated.wait(cancel, keep=keep)
-        else:
-            run, failed = _counters_run(config, todo, build_output, cancel, keep)
+        run, failed = _counters_run(config, todo, build_output, cancel, keep)
         if failed is not None:
             # each launch's record is written when it is measured: a harness that fails later (a
             # shell's next command run on what the early exit left, a crash at its end) loses none
@@ -523,8 +485,8 @@ def _sampled_kernels(profile: Profile, share: float = 1.0) -> list[str]:
     """The kernels with samples, most first, at most counters.MAX_KERNEL_NAMES: with ``share`` < 1
     only the hottest that together hold that share of the samples (at least the hottest one).
 
-    Why not all of them: each kernel costs the counters run its replay passes (18 on the H100:
-    0.62-0.73 s for the first, 0.25-0.30 s for each further one on probe), and a kernel's unit
+    Why not all of them: each kernel costs the counters run its replay passes (10 on the H100:
+    0.6 s for the first launch of probe's chase; each further kernel 0.25-0.30 s with 18), and a kernel's unit
     throughput only bounds the estimates of that kernel's advice, so a kernel with a few percent
     of the samples pays a visible share of the run for advice that weighs as little."""
     per: dict[str, int] = {}

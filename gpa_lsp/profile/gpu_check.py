@@ -238,27 +238,3 @@ def _remember_passed(key: str) -> None:
     except OSError:
         pass
 
-
-# cuda.h: CU_DEVICE_ATTRIBUTE_COMPUTE_MODE and CU_COMPUTEMODE_DEFAULT
-_ATTR_COMPUTE_MODE = 20
-_COMPUTEMODE_DEFAULT = 0
-
-
-def shared_compute_mode() -> bool:
-    """Whether the first visible device takes contexts of several processes at once (compute mode
-    "default"): the collector may then start its counters run while the sampling run goes
-    (profile/cupti/gated.py). False when it cannot tell."""
-    lib, _, _ = _load_libcuda()
-    if lib is None:
-        return False
-    try:
-        if lib.cuInit(ctypes.c_uint(0)) != 0:
-            return False
-        dev, mode = ctypes.c_int(0), ctypes.c_int(-1)
-        if lib.cuDeviceGet(ctypes.byref(dev), 0) != 0:
-            return False
-        if lib.cuDeviceGetAttribute(ctypes.byref(mode), _ATTR_COMPUTE_MODE, dev) != 0:
-            return False
-    except AttributeError:
-        return False
-    return mode.value == _COMPUTEMODE_DEFAULT

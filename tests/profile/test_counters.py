@@ -2,9 +2,11 @@
 
 Real data: ``fixtures/counters.h100.json.gz`` holds the injection library's raw output
 (``cupti.txt`` of the counters run) for every kernels/ case, recorded on the H100 (CUPTI
-13.0.1) by benchmarks/profiling/counters_vs_ncu.py, and for four cases the ``ncu --metrics`` pass
-run in the same session. The cases' bundles (``kernels/*/recorded/cupti.gpabundle``) hold the
-unit throughput ncu measured when they were recorded (one launch, ``--clock-control none``).
+13.0.1) by benchmarks/profiling/counters_vs_ncu.py with the counters run's units as they are
+(``counters.METRICS``: SM pipes left out, 10 passes), and for four cases the ``ncu --metrics`` pass
+run in an earlier session beside the five unit shares. The cases' bundles
+(``kernels/*/recorded/cupti.gpabundle``) hold the unit throughput ncu measured when they were
+recorded (one launch, ``--clock-control none``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).with_name("fixtures") / "counters.h100.json.gz"
 # ncu flushes the caches before each replayed pass (--cache-control all, its default; the
 # throughput pass keeps it), CUPTI's Range Profiler does not: on a launch of a few microseconds
-# the flush is a visible share of its DRAM and L2 traffic, so there CUPTI may read lower
+# the DRAM and L2 shares then depend on what the replayed pass found in the L2, and they are not
+# reproducible: bitonic_global's 8 us launch read DRAM 20.6% in the afternoon's recording and
+# 42.1% in the evening's (SM pipes left out, so other passes), ncu 31.0%. They are not compared;
+# test_short_launches_advice_does_not_lean_on_them checks that their advice does not depend on them.
 SHORT_LAUNCH_NS = 20_000
 
 
@@ -41,10 +46,10 @@ def _bundle(case: str):
     return read_bundle(ROOT / "kernels" / case / "recorded" / "cupti.gpabundle")
 
 
-# Replay passes on GH100 by the metrics a run asked for: the 9 of the first recording (throughput.METRICS
-# then) and the 5 unit shares the counters run measures now (letter_histogram and radix_digit_count,
-# added on the same device and CUPTI by counters_vs_ncu.py).
-PASSES_BY_METRICS = {9: 22, 5: 18}
+# Replay passes on GH100 (CUPTI 13.0.1) by the metrics a run asked for: the 9 of the first recording
+# (throughput.METRICS then), the 5 unit shares (the same-session rows), and the 4 the counters run
+# measures now (SM pipes alone cost 8: benchmarks/profiling/README.md).
+PASSES_BY_METRICS = {9: 22, 5: 18, 4: 10}
 
 
 def test_every_case_has_its_sampled_kernels_measured_and_the_run_ended_early(recorded):
@@ -57,10 +62,22 @@ def test_every_case_has_its_sampled_kernels_measured_and_the_run_ended_early(rec
         assert run.exited_early and run.complete, case    # F record, then END: the harness was cut short
         sampled = {pc.function for pc in _bundle(case).profile.pcs if pc.total}
         assert {k for k, _ in run.rows} == sampled, case
-        assert run.passes == PASSES_BY_METRICS[len(run.rows[0][1])], case
+        assert run.passes == PASSES_BY_METRICS[len(run.rows[0][1])] == 10, case
         for _, vals in run.rows:
-            assert set(UNITS.values()) <= set(vals), case
-            assert all(0.0 <= vals[m] <= 100.0 for m in UNITS.values()), case
+            assert set(vals) == set(counters.METRICS), case
+            assert all(0.0 <= vals[m] <= 100.0 for m in counters.METRICS), case
+
+
+def test_sm_pipes_bound_nothing_from_the_counters_run(recorded):
+    """Why the counters run leaves SM pipes out: no optimizer's bound keeps it, and the coalescing
+    model (the one reader of ``sm``) needs a duration and clock, which CUPTI's rows never bring."""
+    from gpa_lsp.analysis.optimizers import REGISTRY
+    assert set(counters.COUNTER_UNITS) == set(UNITS) - {"sm"}
+    assert all(set(o.keeps) <= {"dram", "l2", "l1"} for o in REGISTRY)
+    for row in recorded["cases"].values():
+        for _, vals in counters.parse(row["counters_txt"]).rows:
+            t = summarise([vals])
+            assert t.pct("sm") is None and t.duration_ns is None and t.clock_hz is None
 
 
 def test_units_within_5_points_of_ncus_recorded_figures(recorded):
@@ -70,11 +87,13 @@ def test_units_within_5_points_of_ncus_recorded_figures(recorded):
         kernels = {k.name: k for k in _bundle(case).profile.kernels}
         for name, vals in run.rows:
             mine, theirs = summarise([vals]), kernels[name].throughput
-            short = (theirs.duration_ns or 0) < SHORT_LAUNCH_NS
+            short = _launch_ns(kernels[name]) < SHORT_LAUNCH_NS
             for unit, pct in theirs.units:
+                if unit not in counters.COUNTER_UNITS:
+                    assert mine.pct(unit) is None, (case, unit)     # not measured (SM pipes)
+                    continue
                 d = mine.pct(unit) - pct
                 if short and unit in ("dram", "l2"):
-                    assert d < 5.0, (case, unit, mine.pct(unit), pct)   # lower is the flush; higher is not
                     continue
                 assert abs(d) < 5.0, (case, unit, mine.pct(unit), pct)
                 worst = max(worst, (abs(d), f"{case} {unit}"))
@@ -92,6 +111,40 @@ def test_same_session_units_agree_within_2_points(recorded):
                 assert abs(mine.pct(unit) - pct) < 2.0, (case, unit, mine.pct(unit), pct)
         # and the counters run took less than half of the ncu pass's time
         assert row["wall_s"] < 0.5 * row["ncu_wall_s"], case
+
+
+def _launch_ns(kernel) -> float:
+    """The kernel's launch duration: ncu's measured launch, else the activity records' mean."""
+    if kernel.throughput is not None and kernel.throughput.duration_ns:
+        return kernel.throughput.duration_ns
+    got = [l.duration_ns for l in kernel.launches if l.duration_ns]
+    return sum(got) / len(got) if got else 0.0
+
+
+def _short_cases(recorded) -> list[str]:
+    """The cases whose measured kernel's launch (as ncu timed it) is shorter than SHORT_LAUNCH_NS."""
+    out = []
+    for case, row in sorted(recorded["cases"].items()):
+        ks = {k.name: k for k in _bundle(case).profile.kernels}
+        if any(_launch_ns(ks[name]) < SHORT_LAUNCH_NS for name, _ in counters.parse(row["counters_txt"]).rows):
+            out.append(case)
+    return out
+
+
+def test_short_launches_advice_does_not_lean_on_them(recorded):
+    """The cases with a launch too short for reproducible DRAM and L2 shares: the same advice and
+    estimates with CUPTI's shares, ncu's, or none."""
+    short = _short_cases(recorded)
+    assert short == ["bitonic_global", "nw_wavefront"]
+    for case in short:
+        b = _bundle(case)
+        bare = replace(b.profile, kernels=tuple(replace(k, throughput=None) for k in b.profile.kernels))
+        mine = replace(b.profile, kernels=attach_throughput(bare, counters.parse(
+            recorded["cases"][case]["counters_txt"]).rows, "none").kernels)
+        cfg = load(ROOT / "kernels" / case)
+        got = [[(a.optimizer, a.location and a.location.line, round(a.estimated_speedup, 6)) for a in k.advice]
+               for p in (b.profile, mine, bare) for k in advise_bundle(replace(b, profile=p), config=cfg).kernels]
+        assert got[0] == got[1] == got[2] and got[0], case
 
 
 # the cases whose advice the memory-system bound touches (the only advice unit shares can change)

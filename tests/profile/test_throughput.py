@@ -97,3 +97,12 @@ def test_without_ncu_the_pass_leaves_the_profile_and_says_why(tmp_path):
     profile, note = throughput_pass(config, b.profile, None, log=lambda m: None)
     assert profile is b.profile
     assert note and "unit throughput not measured" in note and "ncu" in note
+
+
+def test_a_unit_left_out_is_named_as_not_measured():
+    """CUPTI's counters run leaves SM pipes out (profile/cupti/counters.py): the editor's text says so."""
+    from gpa_lsp.profile.cupti import counters
+    cupti = throughput.Throughput(units=tuple((u, 10.0 * (i + 1)) for i, u in enumerate(counters.COUNTER_UNITS)))
+    assert throughput.describe(cupti.units) == "issue 40%, L1/shared 30%, L2 20%, DRAM 10% (SM pipes not measured)"
+    assert "not measured" not in throughput.describe(cupti.units + (("sm", 5.0),))
+    assert throughput.describe(()) == ""

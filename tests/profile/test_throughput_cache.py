@@ -152,7 +152,7 @@ def test_a_second_profile_of_the_same_kernels_runs_no_counters_run(tmp_path, mon
     assert list(m2["from_cache"]) == [CHASE] and m2["from_cache"][CHASE].endswith("Z")
     assert m2["measured"] is True and m2["collector"] == "cupti" and "2 kernel(s)" in m2["unmeasured"]
     t1, t2 = ({k.name: k.throughput for k in r.profile.kernels} for r in (first, second))
-    assert t2 == t1 and t2[CHASE].pct("l1") == pytest.approx(63.437, abs=1e-3)
+    assert t2 == t1 and t2[CHASE].pct("l1") == pytest.approx(63.437, abs=1e-3) and t2[CHASE].pct("sm") is None
 
     # measured again: the cache turned off, or another harness (its environment)
     _collect(_config(tmp_path, throughput_cache=False), tmp_path)

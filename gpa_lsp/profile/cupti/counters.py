@@ -24,10 +24,17 @@ from typing import Mapping, Sequence
 
 from ..throughput import UNITS
 
-# the unit shares only (what the bound uses): duration, DRAM bytes and clock, which the ncu pass
-# also reads, cost replay passes and nothing reads them from here (durations come from the
-# sampling run's activity records)
-METRICS: tuple[str, ...] = tuple(UNITS.values())
+# The units this run measures: the unit shares that bound an estimate (DRAM, L2, L1/shared: the
+# ``keeps`` of the optimizers, analysis/optimizers/base.py) and issue (1 replay pass, shown).
+# Left out:
+# - SM pipes: 8 of the passes by itself (benchmarks/profiling/metric_passes.c) and it bounds no
+#   estimate from this run: no optimizer keeps it, and the coalescing model (analysis/coalescing.py),
+#   the one reader of ``sm``, needs the duration and clock that only ncu's bundles hold. The editor
+#   shows it as not measured; the ncu collector and ``throughput_collector = "ncu"`` measure it.
+# - duration, DRAM bytes and clock, which the ncu pass also reads: replay passes that nothing reads
+#   from here (durations come from the sampling run's activity records).
+COUNTER_UNITS: tuple[str, ...] = ("dram", "l2", "l1", "issue")
+METRICS: tuple[str, ...] = tuple(UNITS[u] for u in COUNTER_UNITS)
 # launches measured per kernel: the first, like ``ncu --launch-count`` per kernel; each is
 # replayed once per pass, so a kernel of seconds costs seconds per pass
 LAUNCHES_PER_KERNEL = 1
@@ -46,14 +53,13 @@ class CounterRun:
 
 
 def env(kernels: Sequence[str], *, launches: int = LAUNCHES_PER_KERNEL, metrics: Sequence[str] = METRICS,
-        exit_when_done: bool = True, gated: bool = False) -> dict[str, str]:
-    """The injection library's environment for a counters run of ``kernels`` (mangled names);
-    ``gated``: the names come later, through the gate file (gated.py)."""
+        exit_when_done: bool = True) -> dict[str, str]:
+    """The injection library's environment for a counters run of ``kernels`` (mangled names)."""
     out = {"GPA_CUPTI_MODE": "counters", "GPA_CUPTI_METRICS": ",".join(metrics),
            "GPA_CUPTI_COUNTER_LAUNCHES": str(max(1, launches))}
-    if kernels and not gated:
+    if kernels:
         out["GPA_CUPTI_KERNELS"] = kernel_filter(kernels)
-    if exit_when_done and (kernels or gated):
+    if exit_when_done and kernels:
         out["GPA_CUPTI_EXIT_WHEN_DONE"] = "1"
     return out
 

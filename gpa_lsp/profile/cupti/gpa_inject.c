@@ -46,9 +46,6 @@
  *     the harness is not needed for unit throughput. Unit throughput cannot be
  *     measured in the sampling run: on the H100 with CUPTI 13.0.1 enabling the
  *     Range Profiler silently stops PC sampling (benchmarks/profiling/README.md).
- *     With GPA_CUPTI_GATE (a file path) the names come from that file instead:
- *     the process waits for it at its first context's creation (see gate_wait),
- *     so the collector can start this run while the sampling run still goes.
  * GPA_CUPTI_TIMING=1 adds Z records: where the start-up goes.
  * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
  * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
@@ -78,7 +75,6 @@
  *   U <ctx> <correlation id> <range index> <value>... <kernel name>  (counters mode, one per measured
  *     launch; values in N order, "nan" when CUPTI could not evaluate one)
  *   O counters <filters> <metrics> <launches per kernel> | O filter <filters>   (the run's options)
- *   O gate <filters>                                         (counters mode: the names the gate file gave)
  *   S <ctx> <sampling starts>                                (kernel filter: start/stop ranges)
  *   F <launches measured>                                    (counters mode: exiting, all measured)
  *   Z <label> <ns since InitializeInjection>                 (GPA_CUPTI_TIMING)
@@ -256,8 +252,6 @@ static uint64_t g_filter_measured[GPA_MAX_FILTERS] __attribute__((unused));   /*
 static uint64_t g_counter_launches = 1;
 static uint64_t g_measured __attribute__((unused)) = 0;
 static int g_exit_when_done = 0;
-static char g_gate[4096];                  /* counters mode: wait here for the kernels to measure */
-static uint64_t g_gate_timeout_s = 3600;
 static const char *g_metrics[GPA_MAX_METRICS];
 static size_t g_nmetrics = 0;
 static int g_timing = 0;
@@ -801,62 +795,6 @@ static void write_device(GpaCtx *c)
             v[6], v[7], v[8], driver, name);
 }
 
-/* Counters mode with GPA_CUPTI_GATE (a file path): the collector starts this run while the
- * sampling run is still going and names the kernels to measure once it has read the samples. The
- * harness waits here, at its first context's creation (no allocation, no launch of its own yet),
- * until the file exists; it holds the kernel names, one a line (none: nothing to measure, exit).
- * Nothing of CUPTI's profiler is set up before the gate opens: on the H100 (CUPTI 13.0.1) setting
- * it up here (cuptiProfilerInitialize, the counter availability, the config image) while the other
- * process sampled made that process's cuptiPCSamplingGetData fail with CUPTI_ERROR_UNKNOWN and
- * lose every sample (10 of 12 runs; benchmarks/profiling/README.md). The folder of the
- * file vanishing (gpa gone) ends the process. */
-static void gate_wait(GpaCtx *c)
-{
-    static int done = 0;
-    if (done || !g_gate[0]) return;
-    done = 1;
-    (void)c;
-    mark("gate_wait");
-    fflush(g_out);
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", g_gate);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0; else snprintf(dir, sizeof(dir), ".");
-    uint64_t t0 = now_ns();
-    char *text = NULL;
-    for (;;) {
-        FILE *f = fopen(g_gate, "r");
-        if (f) {
-            size_t cap = 65536, n = 0;
-            text = (char *)calloc(cap + 1, 1);
-            if (text) n = fread(text, 1, cap, f);
-            fclose(f);
-            if (text) text[n] = 0;
-            break;
-        }
-        struct stat st;
-        int gone = stat(dir, &st) != 0;
-        if (gone || now_ns() - t0 > g_gate_timeout_s * 1000000000ull) {
-            fprintf(g_out, "E %u 0 Gate %s\n", c->uid, gone ? "folder_gone" : "timeout");
-            write_end();
-            g_finished = 1;
-            _exit(gone ? 0 : 3);
-        }
-        struct timespec ts = {0, 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    g_nfilters = split_env(text, '\n', (const char **)g_filters, GPA_MAX_FILTERS);
-    g_cache_n = 0;
-    fprintf(g_out, "O gate %zu\n", g_nfilters);
-    mark("gate_open");
-    if (!g_nfilters) {            /* nothing to measure */
-        write_end();
-        g_finished = 1;
-        _exit(0);
-    }
-    fflush(g_out);
-}
-
 static void context_created(CUcontext ctx)
 {
     GpaCtx *c = (GpaCtx *)calloc(1, sizeof(GpaCtx));
@@ -866,7 +804,6 @@ static void context_created(CUcontext ctx)
     c->next = g_ctxs;
     g_ctxs = c;
     write_device(c);
-    if (g_mode == GPA_MODE_COUNTERS) gate_wait(c);
 
     if (g_mode != GPA_MODE_SAMPLING) { fflush(g_out); return; }   /* durations, counters: no PC sampling */
     mark("context_created");
@@ -1236,9 +1173,6 @@ int InitializeInjection(void)
     if (g_counter_launches < 1) g_counter_launches = 1;
     const char *ex = getenv("GPA_CUPTI_EXIT_WHEN_DONE");
     g_exit_when_done = ex && *ex && strcmp(ex, "0") != 0;
-    const char *gate = getenv("GPA_CUPTI_GATE");
-    snprintf(g_gate, sizeof(g_gate), "%s", gate && g_mode == GPA_MODE_COUNTERS ? gate : "");
-    g_gate_timeout_s = env_size("GPA_CUPTI_GATE_TIMEOUT_S", 3600);
     p_cxa_demangle = (PFN_cxa_demangle)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     uint32_t api = 0;
     cuptiGetVersion(&api);
