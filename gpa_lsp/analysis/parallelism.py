@@ -24,6 +24,10 @@ loop: its hottest loop-free stretch between block barriers, ``_hottest_phase``),
 dependency level within one iteration (a load whose address comes from another load's value is
 one level deeper); a warp has the largest level in flight at once, 32 threads x the load's
 width. The largest level, not the first, so the bound stays a bound (more bytes, higher roof).
+The curve is the copy's (reads and writes: DRAM turns the bus around, 85% at the top against 92%
+for reads) when the loop stores to global memory, or for a phase when the block does in any of its
+phases at a per-thread address (a row loaded in the first, written in the last: the kernel's DRAM
+share counts both; one result per block is no stream).
 The bound is dropped when the original already runs its DRAM above the roof for its own F: then
 the loop's loads are in flight across iterations (the compiler pipelined them, or caches serve
 them) and F as counted says nothing. A device missing from the table (matched by the name the
@@ -38,7 +42,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from ..sass.defuse import register_defs, register_uses
 from ..sass.opcodes import CTA_BARRIERS
+from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
 
 BYTES_PER_THREAD_DEFAULT = 4
@@ -148,7 +154,13 @@ def roof(ctx: KernelContext) -> Roof | None:
         return None
     _, lp, body = best
     levels = level_bytes(body)
-    pattern = "copy" if any(i.memory is not None and i.memory.global_write for i in body) else "read"
+    # the DRAM traffic the roof's share is of: the loop's, or for a phase the block's (its iteration
+    # is the block, whose stores may lie in another phase: a row loaded, reduced, then written)
+    if lp is not None:
+        writes = any(i.memory is not None and i.memory.global_write for i in body)
+    else:
+        writes = _block_streams_out(ctx)
+    pattern = "copy" if writes else "read"
     points = curve(ctx.device.name, pattern)
     warp_bytes = max(levels.values())
     warps = ctx.occupancy.active_warps
@@ -156,6 +168,41 @@ def roof(ctx: KernelContext) -> Roof | None:
     if reach is None:
         return None
     return Roof(lp.header_offset if lp is not None else body[0].offset, warp_bytes, warps, pattern, dram, reach)
+
+
+def _block_streams_out(ctx: KernelContext) -> bool:
+    """Does a block's pass (the code outside every loop) store to global memory at an address that
+    depends on the thread, so that its writes stream as its loads do (a row loaded, reduced and
+    written back)? A store whose address is the same for the whole block (``out[blockIdx.x]``, one
+    result per block) moves next to nothing."""
+    for fb in ctx.blames:
+        fn = fb.function
+        in_loop = {i for lp in ctx.loops.get(fn.name, ()) for i in lp.instructions}
+        for k, ins in enumerate(fn.instructions):
+            if k in in_loop or ins.memory is None or not ins.memory.global_write:
+                continue
+            if any(_from_thread_index(fn, k, r, 0) for r in address_registers(memory_operand(ins.operands))):
+                return True
+    return False
+
+
+_THREAD_INDEX = ("SR_TID", "SR_LANEID")
+
+
+def _from_thread_index(fn, index: int, reg: str, depth: int) -> bool:
+    """``reg`` at instruction ``index`` is computed from the thread's index (walking back to the
+    nearest earlier def in layout order, a few levels deep)."""
+    if depth > 10 or not reg.startswith("R") or reg == "RZ":
+        return False
+    for k in range(index - 1, -1, -1):
+        ins = fn.instructions[k]
+        if reg in register_defs(ins):
+            if ins.base_opcode in ("S2R", "CS2R"):
+                return any(op.startswith(_THREAD_INDEX) for op in ins.operands[1:])
+            if ins.memory is not None and ins.memory.load:
+                return False
+            return any(_from_thread_index(fn, k, r, depth + 1) for r in register_uses(ins))
+    return False
 
 
 def _hottest_phase(ctx: KernelContext):

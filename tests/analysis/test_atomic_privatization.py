@@ -124,10 +124,11 @@ def test_calibration_case_advice(collector, case, achieved, bins, width):
     assert f"at most {bins} distinct counters" in top.suggestion and f"{width}-byte keys" in top.suggestion
     assert top.fix is None                    # a rewrite, not a mechanical edit
     # the kernel is the loop, its prologue and exit: the shape the microbenchmark measured, so the
-    # estimate is the measured ratio itself (within 20% of the measured speedup); the low end prices
-    # only the loop's memory waits and the exit's drain (Amdahl below the ratio)
+    # estimate is the measured ratio but for the issue samples that stay (< 0.1% of the samples:
+    # within 5% of the ratio, within 20% of the measured speedup); the low end prices only the
+    # loop's memory waits and the exit's drain
     r = ratio(H100, bins, width)[0]
-    assert top.estimated_speedup == pytest.approx(r, rel=1e-3)
+    assert 0.95 * r <= top.estimated_speedup <= r
     assert abs(top.estimated_speedup - achieved) <= 0.2 * achieved
     assert top.estimate_low < 0.97 * r
     assert top.estimate_low <= achieved <= top.estimate_high
@@ -135,14 +136,15 @@ def test_calibration_case_advice(collector, case, achieved, bins, width):
 
 def test_prologue_and_exit_are_priced_with_the_loop():
     """radix_digit_count is its loop, a prologue and the exit (which drains the REDs): the match
-    holds every sample (the loop's issue, the prologue, the drain), so the share the measured
-    whole-kernel ratio prices is the kernel; the memory waits alone (the low end) leave 0.23% out,
-    which at a 28x ratio would be 6% of the speedup."""
+    holds every wait (the loop's, the prologue's, the drain), not the issue samples (the privatized
+    loop issues the same instructions), so the share the measured whole-kernel ratio prices is all
+    of the kernel but its issue; the memory waits alone (the low end) leave 0.23% out, which at a
+    28x ratio would be 6% of the speedup."""
     ctx = case_context("radix_digit_count", "cupti")
     m = AtomicPrivatization().match(ctx)
-    assert m.samples == pytest.approx(ctx.total)
+    assert m.samples == pytest.approx(ctx.total - ctx.by_category["active"])
     assert 0.99 * ctx.total < m.data["waits"] < 0.998 * ctx.total
     outside = {e.reason for e in m.edges if ctx.loop_of(e.use) is None}
     inside = {e.reason for e in m.edges if ctx.loop_of(e.use) is not None}
     assert "memory_throttle" in outside                  # the exit's drain
-    assert {"active", "memory_dependency", "memory_throttle"} <= inside
+    assert {"memory_dependency", "memory_throttle"} <= inside and "active" not in inside | outside

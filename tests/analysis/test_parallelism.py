@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from case_context import case_context
 
 from gpa_lsp.analysis.advisor import advise_bundle, build_context
 from gpa_lsp.analysis.occupancy import device_for
@@ -168,3 +169,17 @@ def test_the_shipped_table_is_what_the_recordings_give():
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["devices"] == _table()
     assert set(_table()) == {H100, "NVIDIA H200"}
+
+
+@pytest.mark.parametrize("case,pattern", [
+    ("transpose_banks", "copy"),     # a tile loaded in one phase, written per thread in the next
+    ("hotspot_double", "copy"),      # a block loads its tile, computes, writes its cells
+    ("reduce_shared", "read"),       # one result per block (out[blockIdx.x]): no write stream
+])
+def test_a_phase_roof_counts_the_blocks_stores(case, pattern):
+    # kernels with no loop over their loads: the roof's phase is the hottest one with loads, the DRAM
+    # share is the kernel's; the copy curve (85% at the top, 92% for reads) applies when the block
+    # streams writes in any phase (calibration cases)
+    r = roof(case_context(case, "cupti"))
+    assert r is not None and r.loop_header == 0      # a phase, not a loop
+    assert r.pattern == pattern

@@ -11,13 +11,14 @@ from gpa_lsp.analysis.parallelism import mlp_bound, roof
 
 def test_layernorm_counts_the_loads_before_its_first_barrier():
     """layernorm_rows: 4 floats per thread loaded before the first reduction (4 x 128 bytes a
-    warp), 64 warps per SM: 32 KB in flight, what a read-only stream reaches at 32 KB; the gamma
-    and beta loads after the last barrier are another phase, not in flight with them."""
+    warp), 64 warps per SM: 32 KB in flight; the gamma and beta loads after the last barrier are
+    another phase, not in flight with them. The block writes its row in the last phase (a per-thread
+    address), so the kernel's DRAM share is a copy's: the copy curve at 32 KB (85%, not a read's 92%)."""
     ctx = case_context("layernorm_rows")
     r = roof(ctx)
-    assert r is not None and r.warp_bytes == 4 * 128 and r.warps == 64 and r.pattern == "read"
+    assert r is not None and r.warp_bytes == 4 * 128 and r.warps == 64 and r.pattern == "copy"
     bound, reach = mlp_bound(ctx, 1.0)
-    assert reach == r.attainable_pct and 1.2 < bound < 1.5
+    assert reach == r.attainable_pct and 1.2 < bound < 1.3
 
 
 def test_a_loop_with_loads_keeps_its_roof():
