@@ -58,6 +58,7 @@ Calibration, validation and the figures: docs/optimizers.md ("Global Memory Coal
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -65,9 +66,18 @@ from importlib import resources
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
+from .parallelism import attainable
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
+# How the L1's work left after coalescing and the issue slots' work combine once the L1 no longer
+# holds the kernel: the time is their p-norm (p = 1: they add, p = inf: perfect overlap). The
+# overlap probe brackets it (coalesced loads with FFMAs: the shares add, p 0.95-1.09; uncoalesced
+# loads with the issue near its peak: p 3.4; while the L1 saturates, the issue hides under it);
+# the calibration cases' coalesced variants, measured under ncu (benchmarks/coalescing/recorded),
+# sit at p = 1.97 (gaussian_blocks: L1 52% of its roof, issue 85%) and 2.34 (conv1d_taps: 91%,
+# 51%), and the shares this model predicts for them at 1.75 and 2.29. docs/optimizers.md.
+OVERLAP_P = 2.0
 
 
 @lru_cache(maxsize=1)
@@ -91,6 +101,8 @@ class DeviceTable:
     l2_load_sector: float                         # L2 busy seconds (device) per load sector from L1
     l2_dram_sector: float                         # L2 busy seconds added by each sector DRAM moves (fills)
     l2_store: tuple[tuple[float, float], ...]     # (lines per store request, L2 busy seconds per request)
+    loopfree: tuple[tuple[float, float], ...] = ()  # (DRAM bytes in flight per SM, best DRAM share %) of
+                                                    # a loop-free kernel, rising (loopfree_probe)
 
     def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float) -> float:
         """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
@@ -143,7 +155,27 @@ def device_table(name: str) -> DeviceTable | None:
     st = sorted((r["lines_per_request"], _busy(r, "l2") / r["requests"]) for r in walk
                 if r["store"] and r["foot"] == "l2" and r["warps_per_sm"] == top)
     return DeviceTable(roofs=roofs, held=held, l1_cycles_per_line=sorted(per_line)[len(per_line) // 2],
-                       l2_load_sector=hit, l2_dram_sector=max(0.0, per_fill), l2_store=tuple(st))
+                       l2_load_sector=hit, l2_dram_sector=max(0.0, per_fill), l2_store=tuple(st),
+                       loopfree=_loopfree_curve(d.get("loopfree") or []))
+
+
+def _loopfree_curve(rows: list[dict]) -> tuple[tuple[float, float], ...]:
+    """(DRAM bytes in flight per SM, the best DRAM share reached with at most that many) of the
+    probe's loop-free kernels (``lf_mM``, ``lfhit_mM``: each warp loads M lines from DRAM once, so
+    warps per SM x M x 128 bytes are in flight), rising; the L1-hit loads of ``lfhit`` add no DRAM
+    bytes and, measured, no share."""
+    best: dict[float, float] = {}
+    for r in rows:
+        name = r["config"]
+        if not name.startswith("lf") or r.get("dram_pct") is None:
+            continue
+        f = r["warps_per_sm"] * int(name.rsplit("_m", 1)[1]) * 32 * 4.0
+        best[f] = max(best.get(f, 0.0), r["dram_pct"])
+    out, top = [], 0.0
+    for f in sorted(best):
+        top = max(top, best[f])
+        out.append((f, top))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -256,10 +288,18 @@ def model(ctx: KernelContext) -> Model | None:
     keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": min(1.0, l2_after / l2_now) if l2_now else 1.0,
             "dram": dram_keep, "sm": 1.0, "issue": 1.0}
     roofs = {u: table.roofs.get(u, UNIT_ROOF_DEFAULT) for u in util}
+    # the roofs the coalesced code can reach: a loop-free kernel's DRAM share is held to what its
+    # loads in flight pull (loopfree_dram_roof)
+    after = dict(roofs)
+    extra = {}
+    lf = loopfree_dram_roof(ctx, table, reads * 32.0 * dram_keep)
+    if lf is not None and "dram" in after:
+        extra["loopfree_inflight"], extra["loopfree_dram_pct"] = lf
+        after["dram"] = min(after["dram"], lf[1])
     # bound: every unit still does its kept work at no more than the share of peak it can reach
     floor, bound_unit = 0.0, None
     for u, pct in util.items():
-        t = pct / roofs[u] * keep.get(u, 1.0)
+        t = pct / after[u] * keep.get(u, 1.0)
         if t > floor:
             floor, bound_unit = t, u
     bound = 1.0 / floor if floor > 0 else float("inf")
@@ -271,9 +311,61 @@ def model(ctx: KernelContext) -> Model | None:
         r = f * (1.0 - keep.get(u, 1.0))
         if f >= table.held and r > removable:
             removable, unit = r, u
-    unit_estimate = 1.0 / (1.0 - removable) if removable < 1.0 else float("inf")
+    rest = 1.0 - removable
+    if unit is not None:
+        f = min(1.0, util[unit] / roofs[unit])
+        rest = unloaded_time(unit, f, keep[unit], util)
+    unit_estimate = 1.0 / rest if rest > 0 else float("inf")
     return Model(keep=keep, util=util, roofs=roofs, alpha=alpha, bound=max(1.0, bound), bound_unit=bound_unit,
-                 unit_estimate=unit_estimate, unit=unit)
+                 unit_estimate=unit_estimate, unit=unit, extra=extra)
+
+
+def unloaded_time(unit: str, f: float, keep: float, util: dict[str, float]) -> float:
+    """The time left (share of the original's) when coalescing keeps ``keep`` of the work of the
+    ``unit`` that held the kernel at ``f`` of its roof: Eq. 2, ``(1 - f) + f keep``, except that
+    once the L1 no longer holds the kernel the issue slots' work it used to hide combines with
+    the L1's work left by their p-norm (``OVERLAP_P``; the instructions, hence the issue slots'
+    busy time, are the same after coalescing). The overlap probe measured the L1 against issue;
+    other units keep Eq. 2."""
+    kept = f * keep
+    issue = util.get("issue")
+    if unit == "l1" and issue:
+        s = min(1.0, issue / UNIT_ROOF_DEFAULT)
+        kept = (kept ** OVERLAP_P + s ** OVERLAP_P) ** (1.0 / OVERLAP_P)
+    return (1.0 - f) + kept
+
+
+def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float) -> tuple[float, float] | None:
+    """(DRAM bytes in flight per SM, the DRAM share % they reach) of the coalesced code of a
+    loop-free kernel, or None: a loop holds an access coalescing would change, or the inputs are
+    missing.
+
+    Why: coalescing a loop-free kernel remaps its index -- the same threads, each with the same loads
+    -- and each warp then has its DRAM lines in flight once (``read_bytes`` per launch over the warps
+    launched) before it computes, stores and exits. The loop-free probe (``loopfree_probe.cu``)
+    measured on the H100 that such a kernel pulls what a streaming loop pulls with the same DRAM
+    bytes in flight at 64 warps per SM (8 KB: 69% against 70%; 16 KB: 82% against 82%), less
+    with fewer, and that loads served by the L1 add nothing (``lfhit``: 68% at 8 KB); so the DRAM
+    share the coalesced code can reach is the probe's at ``resident warps x DRAM bytes per warp``,
+    not the 93% of a DRAM stream with plenty in flight. A loop's fix may change the threads (a
+    warp per row), so its bytes in flight after it are not known: no roof. Dropped, as the
+    memory-parallelism roof is (``parallelism.mlp_bound``), where the original already runs its
+    DRAM at or above it (bitonic_global: a launch of 8 us whose data the L2 holds, 31% of DRAM's
+    peak against the 27% its bytes per warp would pull)."""
+    launch, occ = ctx.launch, ctx.occupancy
+    if not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:
+        return None
+    looped = {fb.function.instructions[i].offset for fb in ctx.blames
+              for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions}
+    if any(o in looped for o in ctx.pcs if remappable_excess(ctx, o) > 0):
+        return None
+    warps = launch.blocks * math.ceil(max(1, launch.threads_per_block) / 32)
+    inflight = occ.active_warps * read_bytes / warps
+    reach = attainable(table.loopfree, inflight)
+    tp = ctx.kernel.throughput
+    if reach is None or tp is None or (tp.pct("dram") or 0.0) >= reach:
+        return None   # the original already pulls more than its DRAM bytes in flight would: the roof says nothing
+    return inflight, reach
 
 
 def lsu_excess_share(ctx: KernelContext) -> float:
