@@ -39,7 +39,9 @@ unit still has to do at the share of its peak it can reach. So:
 * **Bound**: the new time is at least ``max_u(U_u * keep_u / roof_u)`` of the old, where ``U_u``
   is the unit's measured share of peak and ``roof_u`` the highest share the probe reached on it
   (DRAM 93%, L2 96%, L1 97%; issue and SM pipes 100%). This replaces the generic memory-system bound
-  (``Optimizer.keeps``), which cannot apply: coalescing changes every memory unit's work.
+  (``Optimizer.keeps``), which cannot apply: coalescing changes every memory unit's work. A
+  loop-free kernel's DRAM roof is what its coalesced loads in flight pull (``loopfree_dram_roof``:
+  resident warps x DRAM bytes per warp on the loop-free probe's curve).
 
 * **Unit estimate**: where the kernel is held by the unit whose work coalescing removes, Eq. 2
   applies to that unit's busy time: ``T' = T (1 - f_b (1 - keep_b))`` with ``f_b = U_b / roof_b``
@@ -50,7 +52,10 @@ unit still has to do at the share of its peak it can reach. So:
   the L1), so removing its work removes no time the bound does not already allow. The estimate is the
   larger of this and the matched-stall estimate, then bounded: matched stalls undercount a
   throughput-bound kernel (warps queue on coalesced loads too), and the unit view overcounts a
-  latency-bound one.
+  latency-bound one. When the unit is the L1, the issue work it hid does not vanish with its
+  excess: the L1's work left and the issue slots' work combine by their p-norm (``unloaded_time``,
+  ``OVERLAP_P``; the overlap probe: they add when neither saturates on coalesced loads, the issue
+  hides entirely under a saturated L1).
 
 Calibration, validation and the figures: docs/optimizers.md ("Global Memory Coalescing").
 """
