@@ -50,7 +50,7 @@ def _analyze(programs, profile, *, config, reader, path_map, optimizers, source)
     reader = reader or make_reader()
     path_map = path_map or (lambda p: p)
     max_advice = config.advice.max_per_kernel if config is not None else 8
-    grand_total = sum(n for p in profile.pcs for _, n in p.stalls) or 0   # PCStats.total, summed inline
+    grand_total = sum([n for p in profile.pcs for _, n in p.stalls]) or 0   # PCStats.total, summed inline (ints)
     by_kernel: dict[tuple[str, str], list[PCStats]] = defaultdict(list)
     for p in profile.pcs:
         by_kernel[(p.cubin, p.function)].append(p)

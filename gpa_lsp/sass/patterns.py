@@ -72,15 +72,17 @@ def stored_back(function) -> frozenset[int]:
     stored: dict[str, set[str]] = {}     # address text -> its registers
     out: set[int] = set()
     for k, i in enumerate(ins):
-        if i.dsts:
+        if stored and i.dsts:
             stored = {a: regs for a, regs in stored.items() if not (regs & i.dsts)}
-        addr = memory_operand(i.operands)
-        if addr is None:
-            continue
-        if i.base_opcode in ("STG", "ST"):
-            stored[addr] = set(address_registers(addr))
-        elif i.base_opcode in GLOBAL_LOADS and addr in stored:
-            out.add(k)
+        base = i.base_opcode
+        if base in ("STG", "ST"):
+            addr = memory_operand(i.operands)
+            if addr is not None:
+                stored[addr] = set(address_registers(addr))
+        elif base in GLOBAL_LOADS and stored:
+            addr = memory_operand(i.operands)
+            if addr is not None and addr in stored:
+                out.add(k)
     return frozenset(out)
 
 
@@ -90,7 +92,9 @@ def round_trips(function) -> frozenset[int]:
     after a barrier: values passed between the block's threads through global memory."""
     ins = function.instructions
     bars = [k for k, i in enumerate(ins) if i.base_opcode in WAIT_BARRIERS]
-    return frozenset(ins[k].offset for k in stored_back(function) if any(b < k for b in bars))
+    if not bars:
+        return frozenset()      # none after a barrier (and no need to find the round trips)
+    return frozenset(ins[k].offset for k in stored_back(function) if k > bars[0])
 
 
 @function_pattern
@@ -99,12 +103,14 @@ def latency_barriers(function) -> frozenset[int]:
     since the previous barrier stores a value it loaded from global memory, not loaded back from
     an address the function stored itself."""
     ins = function.instructions
-    round_trip = stored_back(function)
+    round_trip = None       # stored_back, found at the first barrier (a function without one needs none)
     out: set[int] = set()
     start = 0
     for b, bar in enumerate(ins):
         if bar.base_opcode not in WAIT_BARRIERS:
             continue
+        if round_trip is None:
+            round_trip = stored_back(function)
         loaded: dict[str, bool] = {}     # register -> defined by a global load (True: a round trip)
         publishes = False
         for k in range(start, b):

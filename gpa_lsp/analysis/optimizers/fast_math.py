@@ -70,13 +70,17 @@ def math_calls(text: str) -> list[str]:
 def library_weights(ctx) -> dict[tuple[str, int], float]:
     """(file, line) -> share of the line's samples that the intrinsics would remove."""
     executed: dict[tuple[str, int], int] = {}
-    issued = ctx.issued_at
-    for off in ctx.pcs:
-        site = ctx.site(off)
-        loc = site.instruction.loc if site else None
-        if loc is None or issued[off] <= 0 or _is_memory(site.instruction):
-            continue
-        executed[(loc.file, loc.line)] = executed.get((loc.file, loc.line), 0) + 1
+    issued = ctx.issued_at      # the sampled PCs (ctx.pcs), each with its issued samples
+    for fb in ctx.blames:       # counts: the order of the walk does not matter
+        for ins in fb.function.instructions:
+            loc = ins.loc
+            if loc is None or issued.get(ins.offset, 0) <= 0:
+                continue
+            m = ins.memory
+            if m is not None and m.space is not None and m.space != "constant":     # _is_memory
+                continue
+            key = (loc.file, loc.line)
+            executed[key] = executed.get(key, 0) + 1
     out: dict[tuple[str, int], float] = {}
     for (file, line), n in executed.items():
         lines = ctx.reader(file)

@@ -181,26 +181,21 @@ def math_library_offsets(ctx) -> frozenset[int]:
     A fact of the kernel, decided once per function and per file: Fast Math asks per use and
     Function Inlining per edge, and two regular expressions per ask were a good part of their
     time on a large kernel."""
-    by_function: dict[str, bool] = {}
     by_file: dict[str, bool] = {}
     out = set()
     for fb in ctx.blames:
-        for i in fb.function.instructions:
-            site = ctx.site(i.offset)
-            if site is None:
-                continue
-            f = site.function
-            lib = by_function.get(f.name)
-            if lib is None:
-                lib = by_function[f.name] = not f.entry and bool(_MATH_FN.search(f.name))
-            if not lib:
-                loc = site.instruction.loc
-                if loc is not None:
-                    lib = by_file.get(loc.file)
-                    if lib is None:
-                        lib = by_file[loc.file] = bool(_MATH_HEADER.search(loc.file))
-            if lib:
-                out.add(i.offset)
+        f = fb.function     # each offset's site is in its own function (offsets are unique in a section)
+        if not f.entry and _MATH_FN.search(f.name):
+            out.update(i.offset for i in f.instructions)
+            continue
+        for i in f.instructions:
+            loc = i.loc
+            if loc is not None:
+                lib = by_file.get(loc.file)
+                if lib is None:
+                    lib = by_file[loc.file] = bool(_MATH_HEADER.search(loc.file))
+                if lib:
+                    out.add(i.offset)
     return frozenset(out)
 
 
