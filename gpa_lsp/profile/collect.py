@@ -342,6 +342,38 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     return note
 
 
+def cached_throughput(config: Config, bundle_path: str | os.PathLike) -> bool:
+    """The unit throughput of a bundle collected without it, from the throughput cache alone (no
+    harness run): True when every kernel the counters run would measure hits, and the bundle is
+    rewritten with their figures (``manifest.throughput.from_cache``); False, the bundle untouched,
+    otherwise. The language server calls it before the first analysis of a save: when the hot
+    kernels did not change, the first advice it shows is already bounded and no second phase runs."""
+    if config.profile.throughput_collector not in ("auto", "cupti") or not config.profile.throughput_cache:
+        return False
+    try:
+        b = read_bundle(bundle_path)
+    except (GpaError, OSError):
+        return False
+    build_output = built_output(config)
+    sampled = _sampled_kernels(b.profile, config.profile.throughput_share)
+    keys = _cache_keys(config, b.profile, sampled, build_output, b.cubins)
+    if not sampled or set(keys) != set(sampled):
+        return False
+    cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
+    hits = {name: throughput_cache.lookup(cache, key) for name, key in keys.items()}
+    if any(h is None for h in hits.values()):
+        return False
+    profile = attach_throughput(b.profile, [(n, h[0]) for n, h in hits.items()], "none")
+    if not any(k.throughput for k in profile.kernels):
+        return False
+    manifest = dict(b.manifest)
+    manifest["throughput"] = {"measured": True, "note": None, "collector": "cupti",
+                              "unmeasured": _unmeasured_note(profile, config.profile.throughput_share),
+                              "from_cache": {n: h[1] for n, h in hits.items()}}
+    write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
+    return True
+
+
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                     log=print, with_collector: bool = False, cubins: dict[str, bytes] | None = None,
                     from_cache: dict[str, str] | None = None):

@@ -20,7 +20,7 @@ from ..analysis.model import Report
 from ..config import Config
 from ..errors import BuildError, BundleError, GpaError, HarnessError, ProfilingError
 from ..build import build as build_project
-from ..profile.collect import add_throughput, built_output, collect_result
+from ..profile.collect import add_throughput, built_output, cached_throughput, collect_result
 from ..profile.gpu_check import gpu_present
 from .cache import ResultCache, result_key, source_hashes
 from .worker import AnalysisWorker, Cancelled, run_here
@@ -76,6 +76,7 @@ class Stages:
     collect: Callable[..., Any] | None = None
     advise: Callable[..., Any] | None = None
     measure: Callable[..., Any] | None = None     # (config, bundle, cancel=) -> None | note
+    cached: Callable[..., Any] | None = None      # (config, bundle) -> bool: unit throughput from the cache
     # (config, bundle, report, cancel=, dynamic=, store=, progress=) -> Report
     verify: Callable[..., Any] | None = None
     has_gpu: Callable[[], bool] = gpu_present      # profile/gpu_check.py: cheap, no driver call
@@ -94,6 +95,11 @@ class Stages:
 
     def do_measure(self, config: Config, bundle: str, cancel: threading.Event) -> str | None:
         return (self.measure or add_throughput)(config, bundle, cancel=cancel)
+
+    def do_cached(self, config: Config, bundle: str) -> bool:
+        """Unit throughput from the throughput cache alone (profile/cupti/throughput_cache.py): True
+        when it covered every kernel to measure (the bundle rewritten), so no second phase runs."""
+        return bool((self.cached or cached_throughput)(config, bundle))
 
     def do_verify(self, config: Config, bundle: str, report: Report, cancel: threading.Event, *,
                   dynamic: bool, store: bool, store_path: str | None,
@@ -176,7 +182,9 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
     CUPTI collection, when ``[profile] throughput`` and ``[server] throughput_on_save``, the sampled
     advice goes out first (``on_partial``) and the unit-throughput pass follows, its bounded
     advice being the run's result: the pass costs a second harness run (CUPTI's counters run, or
-    ncu where CUPTI cannot: ``[profile] throughput_collector``).
+    ncu where CUPTI cannot: ``[profile] throughput_collector``). When the throughput cache holds
+    every kernel to measure (their code, launch and harness unchanged: ``Stages.do_cached``) the
+    bundle takes those figures before the first analysis, and the bounded advice is the only one.
     """
     hashes = source_hashes(config.root)
     key = result_key(hashes, config)
@@ -228,12 +236,15 @@ def execute(config: Config, *, trusted: bool, cancel: threading.Event, cache: Re
                                   "record one with `gpa profile` on a GPU machine, or fix [profile] bundle")
             bundle = config.bundle_path
         _check(cancel)
+        two_phase = collected and config.profile.collector == "cupti" and config.profile.throughput \
+            and config.server.throughput_on_save
+        if two_phase and stages.do_cached(config, bundle):
+            two_phase = False        # the hot kernels did not change: their kept unit throughput, one phase
         on_stage("analysing", Path(bundle).name)
         report = stages.do_advise(bundle, config, cancel, worker)
         _check(cancel)
         note = _join(note, *getattr(report, "problems", ()))   # a kernel skipped (a damaged cubin): say so, show the rest
-        if collected and config.profile.collector == "cupti" and config.profile.throughput \
-                and config.server.throughput_on_save:
+        if two_phase:
             if on_partial is not None:
                 on_partial(Outcome(report=report, note=_join(note, "measuring unit throughput ..."),
                                    hashes=hashes, bundle=bundle, mode=mode))

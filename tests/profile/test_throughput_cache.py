@@ -140,7 +140,6 @@ def _collect(config, tmp_path):
 
 def test_a_second_profile_of_the_same_kernels_runs_no_counters_run(tmp_path, monkeypatch):
     monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
-    monkeypatch.delenv("GPA_COUNTERS_OVERLAP", raising=False)
     config = _config(tmp_path)
     first, m1 = _collect(config, tmp_path)
     assert _counters_runs(tmp_path) == [[CHASE]] and m1["from_cache"] == {} and m1["collector"] == "cupti"
@@ -173,3 +172,22 @@ def test_the_editors_second_phase_takes_the_cache_too(tmp_path, monkeypatch):
     b = read_bundle(tmp_path / "s.gpabundle")
     assert len(_counters_runs(tmp_path)) == 1 and list(b.manifest["throughput"]["from_cache"]) == [CHASE]
     assert {k.name for k in b.profile.kernels if k.throughput} == {CHASE}
+
+
+def test_the_editor_takes_the_cache_before_its_first_analysis(tmp_path, monkeypatch):
+    """cached_throughput (the language server, before the first analysis of a save): nothing to do
+    on an empty cache, the bundle completed from it once the hot kernel was measured."""
+    monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
+    config = _config(tmp_path)
+    sampled = replace(config, profile=replace(config.profile, throughput=False))
+    collect.collect_cupti(sampled, tmp_path / "s.gpabundle", log=lambda m: None)
+    before = (tmp_path / "s.gpabundle").read_bytes()
+    assert collect.cached_throughput(config, tmp_path / "s.gpabundle") is False
+    assert (tmp_path / "s.gpabundle").read_bytes() == before
+    _collect(config, tmp_path)                                           # measured, kept
+    assert collect.cached_throughput(config, tmp_path / "s.gpabundle") is True
+    b = read_bundle(tmp_path / "s.gpabundle")
+    assert list(b.manifest["throughput"]["from_cache"]) == [CHASE] and "2 kernel(s)" in b.manifest["throughput"]["unmeasured"]
+    assert {k.name for k in b.profile.kernels if k.throughput} == {CHASE} and len(_counters_runs(tmp_path)) == 1
+    off = replace(config, profile=replace(config.profile, throughput_cache=False))
+    assert collect.cached_throughput(off, tmp_path / "s.gpabundle") is False

@@ -85,3 +85,26 @@ def test_a_newer_save_cancels_the_pass(tmp_path):
                   stages=stages, on_partial=partial.append)
     assert out.cancelled and out.report is None
     assert len(partial) == 1                      # what was shown stays until the newer run replaces it
+
+
+def test_unit_throughput_from_the_cache_makes_one_phase(tmp_path):
+    """The hot kernels did not change (Stages.do_cached covered them): the first advice shown is the
+    bounded one, and neither the partial outcome nor the measuring pass happens."""
+    log, partial = [], []
+    stages = _stages(log)
+    measured = {k.name: k.throughput for k in read_bundle(RECORDED).profile.kernels}
+
+    def cached(config, bundle):
+        log.append(("cached", bundle))
+        b = read_bundle(bundle)
+        got = replace(b.profile, kernels=tuple(replace(k, throughput=measured[k.name]) for k in b.profile.kernels))
+        write_bundle(Path(bundle), replace(b, profile=got))
+        return True
+
+    stages = replace(stages, cached=cached)
+    config = Config(root=str(tmp_path), profile=ProfileConfig(collector="cupti"))
+    out = execute(config, trusted=True, cancel=threading.Event(), cache=ResultCache(tmp_path, home=tmp_path / "c"),
+                  stages=stages, on_partial=partial.append)
+    assert out.error is None and [e[0] for e in log] == ["collect", "cached"] and not partial
+    final = _unrolling(out.report)
+    assert final.bounded_by == "l1" and final.estimated_speedup < 1.65
