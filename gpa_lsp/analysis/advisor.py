@@ -25,7 +25,6 @@ from gpa_lsp.sass.model import Function, Program
 from .blame import blame_function
 from .context import KernelContext, kernel_fact
 from .line_stats import line_stats
-from .parallelism import mlp_bound
 from .ranking import limiter, rank
 from .model import Advice, HotRegion, Hotspot, KernelReport, Location, Report
 from .occupancy import device_for, occupancy
@@ -251,9 +250,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     rng = opt.estimate_range(ctx, m, point)
     low, high = (None, None) if rng is None else (round(max(1.0, min(rng[0], cap)), 4),
                                                   round(max(point, min(rng[1], cap)), 4))
-    pct = ctx.kernel.throughput.pct(unit) if bounded and ctx.kernel.throughput is not None else None
-    if bounded and unit == "mlp":
-        pct = mlp_bound(ctx, opt.mlp_factor_for(m))[1]    # the share the loads in flight can reach
+    pct = opt.bound_pct(ctx, m, unit) if bounded and unit else None
     return Advice(optimizer=opt.id, title=opt.title, kind=opt.kind, estimated_speedup=point,
                   ratio=ratio, matched_samples=matched, suggestion=opt.describe(ctx, m), location=location,
                   regions=tuple(out_regions), hotspots=tuple(spot(i) for i in range(min(MAX_HOTSPOTS, len(hot)))),

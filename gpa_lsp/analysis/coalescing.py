@@ -190,7 +190,7 @@ class Model:
     roofs: dict[str, float]       # unit -> the share the probe reached (%)
     alpha: float                  # where the requests sit between s/4 and s lines (0..1)
     bound: float                  # the most coalescing can gain
-    bound_unit: str | None        # the unit that sets it
+    bound_unit: str | None        # the unit that sets it ("mlp": DRAM at a loop-free kernel's loads in flight)
     unit_estimate: float          # Eq. 2 on the busy time of the unit the excess loads (1: none held the kernel)
     unit: str | None
     extra: dict = field(default_factory=dict)
@@ -306,7 +306,8 @@ def model(ctx: KernelContext) -> Model | None:
     for u, pct in util.items():
         t = pct / after[u] * keep.get(u, 1.0)
         if t > floor:
-            floor, bound_unit = t, u
+            # "mlp": the DRAM held by what the loads in flight pull, not by its peak
+            floor, bound_unit = t, ("mlp" if u == "dram" and after[u] < roofs[u] else u)
     bound = 1.0 / floor if floor > 0 else float("inf")
     # unit estimate: Eq. 2 on the busy time of the unit with the most removable time, among the
     # units that held the kernel (a unit below that share overlapped its work with other waits)

@@ -180,6 +180,13 @@ class Optimizer:
                 return roof, "mlp"
         return cap, unit
 
+    def bound_pct(self, ctx: KernelContext, match: Match | None, unit: str) -> float | None:
+        """The share of peak (%) the advice quotes with its bound: the unit's measured share, or for
+        ``"mlp"`` the DRAM share the code's loads in flight can reach."""
+        if unit == "mlp":
+            return mlp_bound(ctx, self.mlp_factor_for(match))[1]
+        return ctx.kernel.throughput.pct(unit) if ctx.kernel.throughput is not None else None
+
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion
 

@@ -152,6 +152,14 @@ class GlobalMemoryCoalescing(Optimizer):
                 "a warp rows of similar length first (sort or bin the rows by length, as SELL-C-sigma does), "
                 "then store each slice interleaved.")
 
+    def bound_pct(self, ctx, match: Match | None, unit: str) -> float | None:
+        """For ``"mlp"``: the DRAM share a loop-free kernel's coalesced loads in flight reach
+        (analysis/coalescing.py, ``loopfree_dram_roof``)."""
+        m = unit_model(ctx)
+        if unit == "mlp" and m is not None:
+            return m.extra.get("loopfree_dram_pct")
+        return super().bound_pct(ctx, match, unit)
+
     def throughput_bound(self, ctx, match: Match | None = None) -> tuple[float, str | None]:
         """What every unit's work left after coalescing allows (analysis/coalescing.py); none
         without the model (``keeps`` is empty: coalescing changes every memory unit's work)."""
