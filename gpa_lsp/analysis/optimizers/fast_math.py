@@ -107,6 +107,8 @@ class FastMath(Optimizer):
             return None  # GPA: fetch-bound slow paths are Function Split's business
         weights = library_weights(ctx)
         library = math_library_offsets(ctx)
+        if not weights and not library:
+            return None     # keep's weight is 0 or False for every edge
         site_of = ctx.site
         use_part: dict[int, object] = {}    # use offset -> what keep returns when the def qualifies
         def_ok: dict[int, bool] = {}

@@ -126,8 +126,10 @@ def local_kinds(ctx) -> dict[int, str]:
     out: dict[int, str] = {}
     for fb in ctx.blames:
         for i in fb.function.instructions:
+            if not is_local(i) or i.offset in out:      # i is its site's instruction (offsets are unique)
+                continue
             site = ctx.site(i.offset)
-            if i.offset not in out and site is not None and is_local(site.instruction):
+            if site is not None:
                 out[i.offset] = "spill" if is_spill(site.instruction, site.function) else "array"
     return out
 
@@ -146,6 +148,8 @@ def local_cost(ctx, spill: bool) -> Match | None:
         return kinds.get(off, "none")
 
     want = "spill" if spill else "array"
+    if want not in kinds.values():
+        return None     # no such access: keep is False for every edge
 
     def keep(e):
         return kind(e.def_) == want

@@ -118,14 +118,17 @@ def mio_replay_share(ctx) -> float:
     """Share of the kernel's MIO wavefronts that are bank-conflict replays."""
     replay = total = 0.0
     for off, pc in ctx.pcs.items():
-        n = executions(ctx, off, pc)
-        if not n:
-            continue
         site = ctx.site(off)
         if site is None:
             continue
         ins = site.instruction
-        if defuse.memory_space(ins) == "shared":
+        shared = defuse.memory_space(ins) == "shared"
+        if not shared and ins.base_opcode not in MIO_OTHER:
+            continue        # counts in neither sum
+        n = executions(ctx, off, pc)
+        if not n:
+            continue
+        if shared:
             w, ideal = wavefronts_per_execution(ctx, off, pc)
             if not w:
                 w = ideal = 1.0
@@ -146,8 +149,9 @@ class SharedMemoryBankConflicts(Optimizer):
 
     def match(self, ctx) -> Match | None:
         pcs = ctx.pcs
-        direct = match_edges(ctx.edges, lambda e: e.category == "shared_memory"
-                             and e.reason == "execution_dependency" and conflict_share(pcs.get(e.def_), ctx, e.def_))
+        # the execution-dependency edges on shared-memory defs, in edges order (edges_where's index)
+        direct = match_edges(ctx.edges_where(reasons=("execution_dependency",), categories=("shared_memory",)),
+                             lambda e: conflict_share(pcs.get(e.def_), ctx, e.def_))
         edges = list(direct.edges) if direct else []
         edges += _queue_edges(ctx)
         edges += _barrier_edges(ctx, edges)

@@ -44,16 +44,21 @@ def division_weights(ctx) -> dict[tuple[str, int], float]:
     """(file, line) -> share of the line's samples spent in integer-division expansions."""
     executed: dict[tuple[str, int], int] = {}
     cores: dict[tuple[str, int], int] = {}
-    issued = ctx.issued_at
-    for off in ctx.pcs:
-        site = ctx.site(off)
-        loc = site.instruction.loc if site else None
-        if loc is None or issued[off] <= 0:
-            continue
-        key = (loc.file, loc.line)
-        executed[key] = executed.get(key, 0) + 1
-        if is_division_core(site.instruction):
-            cores[key] = cores.get(key, 0) + 1
+    issued = ctx.issued_at      # the sampled PCs (ctx.pcs), each with its issued samples
+    # the division cores first: most kernels have none, and then no line's count is needed
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            if ins.loc is not None and is_division_core(ins) and issued.get(ins.offset, 0) > 0:
+                key = (ins.loc.file, ins.loc.line)
+                cores[key] = cores.get(key, 0) + 1
+    if not cores:
+        return {}
+    for fb in ctx.blames:       # counts: the order of the walk does not matter
+        for ins in fb.function.instructions:
+            loc = ins.loc
+            if loc is not None and issued.get(ins.offset, 0) > 0:
+                key = (loc.file, loc.line)
+                executed[key] = executed.get(key, 0) + 1
     return {key: min(1.0, d * (DIVISION_LENGTH - REDUCED_LENGTH) / executed[key]) for key, d in cores.items()}
 
 
@@ -93,7 +98,9 @@ class StrengthReduction(Optimizer):
                     w = division[e.use] = divisions.get((loc.file, loc.line), 0.0) if loc is not None else False
                 return w
             return False
-        return match_edges(ctx.edges, keep)
+        # without division lines keep holds only for arithmetic defs and pipe_busy at the def itself:
+        # those categories' edges, in edges order
+        return match_edges(ctx.edges if divisions else ctx.edges_where(categories=("self", "arithmetic")), keep)
 
     def fix(self, ctx, match: Match) -> Fix | None:
         for off, _ in hottest(match.edges):
