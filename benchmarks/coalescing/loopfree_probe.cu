@@ -14,6 +14,8 @@
 //              that DRAM does not serve
 //   loop_mM    the same M loads and store per element in a grid-stride loop, grid = SMs x blocks
 //              per SM (mlp_probe's copy)
+//   lfalu_pP_qQ_m1  lf_m1 with P FFMAs before the load (its index depends on them) and Q after it
+//              on the loaded value: issue work in each warp's life beside its DRAM line
 //
 // Warps per SM: 8, 16, 32, 64 (1, 2, 4, 8 resident blocks of 256 threads, set by dynamic shared
 // memory the kernels do not use). Run under ncu by record_probe.sh loopfree (time, DRAM share of
@@ -26,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -44,6 +47,7 @@ constexpr int TABLE = 1024;       // floats: 4 KiB
 
 struct Arrays {
   const float* a[MAXM];
+  int zero;   // 0 at run time, unknown to the compiler
 };
 
 template <int M, bool HIT>
@@ -57,6 +61,27 @@ __global__ void __launch_bounds__(256) lf(Arrays in, const float* tbl, float* ou
     for (int k = 0; k < 4; ++k) s += tbl[(int(t) + 32 * k) & (TABLE - 1)];
   }
   out[t] = s;
+}
+
+// lf_m1 with issue work around its load: PRE FFMAs (4 chains) that its index depends on, POST FFMAs
+// on the loaded value before the store (a stencil's address arithmetic and arithmetic)
+template <int PRE, int POST>
+__global__ void __launch_bounds__(256) lfalu(Arrays in, const float* tbl, float* out) {
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  float x0 = float(t & 255), x1 = x0 + 1.f, x2 = x0 + 2.f, x3 = x0 + 3.f;
+#pragma unroll
+  for (int k = 0; k < PRE / 4; ++k) {
+    x0 = fmaf(x0, 0.999f, 0.5f); x1 = fmaf(x1, 0.999f, 0.25f);
+    x2 = fmaf(x2, 0.999f, 0.125f); x3 = fmaf(x3, 0.999f, 0.0625f);
+  }
+  const long i = t + (int(x0 + x1 + x2 + x3) & in.zero);
+  float s0 = in.a[0][i], s1 = s0 + 1.f, s2 = s0 + 2.f, s3 = s0 + 3.f;
+#pragma unroll
+  for (int k = 0; k < POST / 4; ++k) {
+    s0 = fmaf(s0, 0.999f, 0.5f); s1 = fmaf(s1, 0.999f, 0.25f);
+    s2 = fmaf(s2, 0.999f, 0.125f); s3 = fmaf(s3, 0.999f, 0.0625f);
+  }
+  out[t] = s0 + s1 + s2 + s3;
 }
 
 template <int M>
@@ -80,6 +105,9 @@ static const Mode kModes[] = {
     {"lf", 1, false, lf<1, false>},     {"lf", 2, false, lf<2, false>},     {"lf", 4, false, lf<4, false>},
     {"lfhit", 1, false, lf<1, true>},   {"lfhit", 2, false, lf<2, true>},
     {"loop", 1, true, loop<1>},         {"loop", 2, true, loop<2>},         {"loop", 4, true, loop<4>},
+    {"lfalu_p16_q16", 1, false, lfalu<16, 16>}, {"lfalu_p32_q32", 1, false, lfalu<32, 32>},
+    {"lfalu_p64_q64", 1, false, lfalu<64, 64>}, {"lfalu_p0_q64", 1, false, lfalu<0, 64>},
+    {"lfalu_p64_q0", 1, false, lfalu<64, 0>},  {"lfalu_p128_q128", 1, false, lfalu<128, 128>},
 };
 static const int kBlocksPerSm[] = {1, 2, 4, 8};   // x 8 warps: 8, 16, 32, 64 warps per SM
 
@@ -88,6 +116,7 @@ int main(int argc, char** argv) {
   const bool timed = argc > 1 && !std::strcmp(argv[1], "--time");
   int sms = 132, smem_sm = 228 * 1024;
   Arrays in{};
+  in.zero = argc > 2 ? std::atoi(argv[2]) : 0;
   float *tbl = nullptr, *out = nullptr;
   if (!list) {
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -172,7 +172,7 @@ def _loopfree_curve(rows: list[dict]) -> tuple[tuple[float, float], ...]:
     best: dict[float, float] = {}
     for r in rows:
         name = r["config"]
-        if not name.startswith("lf") or r.get("dram_pct") is None:
+        if not name.startswith(("lf_", "lfhit_")) or r.get("dram_pct") is None:
             continue
         f = r["warps_per_sm"] * int(name.rsplit("_m", 1)[1]) * 32 * 4.0
         best[f] = max(best.get(f, 0.0), r["dram_pct"])
@@ -350,7 +350,7 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     -- and each warp then has its DRAM lines in flight once (``read_bytes`` per launch over the warps
     launched) before it computes, stores and exits. The loop-free probe (``loopfree_probe.cu``)
     measured on the H100 that such a kernel pulls what a streaming loop pulls with the same DRAM
-    bytes in flight at 64 warps per SM (8 KB: 69% against 70%; 16 KB: 82% against 82%), less
+    bytes in flight at 64 warps per SM (8 KB: 69% against 69%; 16 KB: 82% against 83%), less
     with fewer, and that loads served by the L1 add nothing (``lfhit``: 68% at 8 KB); so the DRAM
     share the coalesced code can reach is the probe's at ``resident warps x DRAM bytes per warp``,
     not the 93% of a DRAM stream with plenty in flight. A loop's fix may change the threads (a
