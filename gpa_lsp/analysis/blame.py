@@ -225,11 +225,38 @@ def _prepare(function: Function, sm: int | None = None) -> _Prepared:
     wait_table: dict[int, tuple[str, ...]] = {}                          # wait mask -> B names
     bar_table: dict[tuple, tuple[tuple[str, bool], ...]] = {}            # (write, read barrier) -> defs
     reg_table: dict = {}                                                 # register set -> sorted tuple
+    with_limits = sm is not None
+    inf = float("inf")
+    dist, cyc, lims = [], [], []
+    lim_table: dict[tuple, tuple] = {}
     for ins in function.instructions:
-        uses.append(_registers(ins.srcs, reg_table))
-        defs.append(_registers(ins.dsts, reg_table))
+        # _registers, its table hit inline (two per instruction, 10^5 on a large kernel)
+        r = ins.srcs
+        try:
+            uses.append(reg_table[r])
+        except (KeyError, TypeError):
+            uses.append(_registers(r, reg_table))
+        r = ins.dsts
+        try:
+            defs.append(reg_table[r])
+        except (KeyError, TypeError):
+            defs.append(_registers(r, reg_table))
         guards.append((ins.predicate, ins.predicate_negated) if ins.predicate else None)
         c = ins.control
+        if with_limits:
+            m = ins.memory
+            key = (ins.opcode, m.space if m is not None else None, c is None,   # _limits_key
+                   c.write_barrier if c is not None else None)
+            got = lim_table.get(key)
+            if got is None:
+                got = lim_table[key] = def_limits(ins, sm)
+            lims.append(got)
+            if got[0] is not None:
+                dist.append(inf)
+                cyc.append(got[2])
+            else:
+                dist.append(got[1])
+                cyc.append(inf)
         if c is None:
             waits.append(())
             bdefs.append(())
@@ -246,19 +273,7 @@ def _prepare(function: Function, sm: int | None = None) -> _Prepared:
         bdefs.append(bd)
         stall.append(max(1, c.stall))
     horizon = limits = None
-    if sm is not None:
-        inf = float("inf")
-        dist, cyc, lims = [], [], []
-        lim_table: dict[tuple, tuple] = {}
-        for ins in function.instructions:
-            key = _limits_key(ins)
-            got = lim_table.get(key)
-            if got is None:
-                got = lim_table[key] = def_limits(ins, sm)
-            lims.append(got)
-            bname, lo, hi = got
-            dist.append(inf if bname is not None else lo)
-            cyc.append(hi if bname is not None else inf)
+    if with_limits:
         horizon = (tuple(dist), tuple(cyc))
         limits = tuple(lims)
     return _Prepared(tuple(uses), tuple(waits), tuple(defs), tuple(bdefs), tuple(guards), tuple(stall), horizon,
@@ -399,16 +414,28 @@ def _fixpoint(flow: Flow, prep: _Prepared, wanted) -> dict[int, dict[int, list]]
     # A block is transferred again only when its entry state changed, so its last
     # transfer ran on the converged entry state: recording during the fixpoint is exact.
     record: dict[int, dict] = {}
+    # A join of the same exit states is the same entry state: a block none of whose predecessors'
+    # exits changed since its last join is skipped (its join and the comparison with its entry
+    # would find no change). version[p]: how often exits[p] changed (0: not yet computed).
+    version = [0] * nb
+    joined: list[tuple | None] = [None] * nb       # the predecessors' versions at b's last join
+    blocks = flow.blocks
     for _ in range(_MAX_ROUNDS):
         changed = False
         for b in flow.rpo:
-            preds = [exits[p] for p in flow.blocks[b].preds if exits[p] is not None]
+            pb = blocks[b].preds
+            key = tuple([version[p] for p in pb])
+            if key == joined[b] and exits[b] is not None:
+                continue
+            joined[b] = key
+            preds = [exits[p] for p in pb if exits[p] is not None]
             merged = _join(([{}] if b == 0 else []) + preds) if (preds or b == 0) else {}
             if merged != entry[b] or exits[b] is None:
                 entry[b] = merged
                 out = _transfer(flow, prep, b, merged, record, wanted)
                 if out != exits[b]:
                     exits[b] = out
+                    version[b] += 1
                     changed = True
         if not changed:
             break
