@@ -8,7 +8,7 @@ reader); ``advise_bundle`` reads a recorded bundle and calls it.
 from __future__ import annotations
 
 import os
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
@@ -261,6 +261,26 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
 
 
 _stall = attrgetter("stall")
+_DEF, _STALL, _LATENCY = itemgetter(0), itemgetter(4), itemgetter(5)     # BlameEdge.def_, .stall, .latency
+
+
+class _DefKeys(dict):
+    """Def offset -> where ``_advice_location`` sums its samples: (file, line), or (file, def)
+    for latency hiding; None when the def has no line. Filled on first ask."""
+
+    def __init__(self, ctx: KernelContext, by_def: bool):
+        super().__init__()
+        self.location, self.by_def = ctx.location, by_def
+
+    def __missing__(self, d: int):
+        loc = self.location(d)
+        key = self[d] = None if loc is None or not loc.line else (loc.file, d) if self.by_def else (loc.file, loc.line)
+        return key
+
+
+@kernel_fact
+def _def_keys(ctx: KernelContext, by_def: bool) -> _DefKeys:
+    return _DefKeys(ctx, by_def)
 
 
 def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map) -> Location | None:
@@ -294,30 +314,24 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
                 # quick fix) there, even when another statement holds more of the match
                 return _loc(ctx, e.def_, path_map)
     latency = Estimator(opt.method).hides_latency
-    by_line: dict[tuple[str, int], float] = defaultdict(float)
-    first: dict[tuple[str, int], int] = {}
     # throttle on other instructions behind the matched ones in a shared queue (optimizers/shared.py) is
     # part of the cost, not a place to change
     queued = m.queue_uses
-    loc_at = ctx.location
-    key_of: dict[int, tuple | None] = {}    # def -> its key (None: no line), made once per def
     # by stall, descending; reverse=True keeps equal stalls in their order, as key=-stall did
-    for e in sorted(m.edges, key=_stall, reverse=True):
-        if queued and e.category == "self" and e.use in queued:
-            continue
-        d = e.def_
-        key = key_of.get(d, False)
-        if key is False:
-            loc = loc_at(d)
-            key = key_of[d] = None if loc is None or not loc.line else (loc.file, d) if latency else (loc.file, loc.line)
-        if key is None:
-            continue
-        by_line[key] += e.latency if latency else e.stall
-        if key not in first:
-            first[key] = d
+    edges = sorted(m.edges, key=_stall, reverse=True)
+    if queued:
+        edges = [e for e in edges if not (e.category == "self" and e.use in queued)]
+    # each edge's key (None: its def has no line), through the kernel's per-def table
+    keys = list(map(_def_keys(ctx, latency).__getitem__, map(_DEF, edges)))
+    by_line: dict[tuple[str, int], float] = {}
+    get = by_line.get
+    for k, v in zip(keys, map(_LATENCY if latency else _STALL, edges)):
+        if k is not None:
+            by_line[k] = get(k, 0.0) + v        # summed in the sorted order
     if not by_line:
         return None
-    order = {k: i for i, k in enumerate(first)}
+    order = {k: i for i, k in enumerate(dict.fromkeys(keys))}          # first appearance
+    first = dict(zip(reversed(keys), map(_DEF, reversed(edges))))      # key -> its first edge's def
     best = max(by_line, key=lambda k: (by_line[k], -order[k]))
     return _loc(ctx, first[best], path_map)
 

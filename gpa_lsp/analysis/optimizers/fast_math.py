@@ -66,11 +66,26 @@ def math_calls(text: str) -> list[str]:
     return [m.group(1) for m in _CALL.finditer(text) if mask[m.start(1)]]
 
 
+def _calls_math(lines) -> bool:
+    """Whether any line of a file may call a math function (``math_calls``' first test on its whole
+    text: a call on a line is a call in the text, the line break before it being no word character)."""
+    if not lines:
+        return False
+    text = "\n".join(lines)
+    # a match holds one of the names: a substring search each is much cheaper than the expression's
+    return any(name in text for name in FAST_COST) and _CALL.search(text) is not None
+
+
 @kernel_fact
 def library_weights(ctx) -> dict[tuple[str, int], float]:
     """(file, line) -> share of the line's samples that the intrinsics would remove."""
     executed: dict[tuple[str, int], int] = {}
     issued = ctx.issued_at      # the sampled PCs (ctx.pcs), each with its issued samples
+    # files none of whose lines calls a math function (_calls_math) need no counts
+    calling: dict[str, bool] = {}
+    files = {ins.loc.file for fb in ctx.blames for ins in fb.function.instructions if ins.loc is not None}
+    if not any(_calls_math(ctx.reader(f)) for f in files):
+        return {}
     for fb in ctx.blames:       # counts: the order of the walk does not matter
         for ins in fb.function.instructions:
             loc = ins.loc
@@ -78,6 +93,11 @@ def library_weights(ctx) -> dict[tuple[str, int], float]:
                 continue
             m = ins.memory
             if m is not None and m.space is not None and m.space != "constant":     # _is_memory
+                continue
+            has = calling.get(loc.file)
+            if has is None:
+                has = calling[loc.file] = _calls_math(ctx.reader(loc.file))
+            if not has:
                 continue
             key = (loc.file, loc.line)
             executed[key] = executed.get(key, 0) + 1
