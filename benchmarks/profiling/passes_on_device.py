@@ -1,6 +1,7 @@
 """Replay passes of the counters run's metric sets, by the CUPTI the collector uses (``find_cupti``):
 ``metric_passes.c`` built against that CUPTI's Perfworks (``libnvperf_host.so`` beside
-``libcupti``) and run for the five unit shares, the four without SM pipes, and each alone.
+``libcupti``) and run for the five unit shares, the counters run's metrics, its four shares without
+the launch's amounts (DRAM bytes, duration, clock), the amounts alone, and each share alone.
 
     PYTHONPATH=. python3 benchmarks/profiling/passes_on_device.py [--chip GH100] [--json OUT]
 
@@ -23,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from gpa_lsp.profile.cupti import counters  # noqa: E402
 from gpa_lsp.profile.cupti.builder import find_cc, find_cupti  # noqa: E402
-from gpa_lsp.profile.throughput import UNITS  # noqa: E402
+from gpa_lsp.profile.throughput import AMOUNTS, UNITS  # noqa: E402
 
 SOURCE = Path(__file__).with_name("metric_passes.c")
 
@@ -36,6 +37,7 @@ def main() -> int:
     cupti = find_cupti()
     host = cupti.libdir / "libnvperf_host.so"
     sets = {"five shares": list(UNITS.values()), "counters run (counters.METRICS)": list(counters.METRICS),
+            "four shares (counters.SHARES)": list(counters.SHARES), "amounts (throughput.AMOUNTS)": list(AMOUNTS),
             **{f"{u} alone": [m] for u, m in UNITS.items()}}
     out = {"cupti": str(cupti.library), "api_version": cupti.api_version, "chip": args.chip, "sets": {}}
     with tempfile.TemporaryDirectory() as tmp:

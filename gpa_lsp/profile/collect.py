@@ -472,8 +472,11 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
         return profile, "unit throughput not measured (CUPTI measured none of the sampled kernels)"
     measured = {k.name for k in got.kernels if k.throughput is not None}
     first: dict[str, dict[str, float]] = {}
-    for name, vals in run.rows:      # the first launch of each kernel: what a later run would measure
-        if name in keys and name in measured and name not in first and all(m in vals for m in counters_mod.METRICS):
+    # the first launch of each kernel: what a later run would measure. Kept once its unit shares are
+    # all there (what bounds); an amount this CUPTI refuses (the library's E record) would be refused
+    # again, so requiring every metric would only run the counters run on every profile
+    for name, vals in run.rows:
+        if name in keys and name in measured and name not in first and all(m in vals for m in counters_mod.SHARES):
             first[name] = vals
     throughput_cache.remember(cache, {keys[n]: v for n, v in first.items()})
     return got, None

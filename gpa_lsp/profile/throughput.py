@@ -41,7 +41,14 @@ MEMORY_UNITS = ("dram", "l2", "l1")
 DURATION = "gpu__time_duration.sum"
 DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 CLOCK = "gpc__cycles_elapsed.avg.per_second"
-METRICS: tuple[str, ...] = (*UNITS.values(), DURATION, *DRAM_BYTES, CLOCK)
+# The launch's amounts beside the shares (``Throughput.duration_ns``, ``dram_bytes``, ``clock_hz``):
+# what turns a share into work. DRAM bytes price Memory Transaction Reduction's merged gathers
+# (analysis/gathers.merge_estimate) and the coalescing model's DRAM; duration and clock its L1 and
+# L2 busy time (analysis/coalescing.model); the duration times a kernel whose launches carry none
+# (optimizers/block_increase.kernel_duration_ns). Both collectors measure them (ncu's pass and
+# CUPTI's counters run, cupti/counters.py).
+AMOUNTS: tuple[str, ...] = (DURATION, *DRAM_BYTES, CLOCK)
+METRICS: tuple[str, ...] = (*UNITS.values(), *AMOUNTS)
 
 # ncu's units -> nanoseconds, bytes, hertz
 _SCALE = {"nsecond": 1, "ns": 1, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9, "s": 1e9,

@@ -4,8 +4,8 @@ Why a run of its own: on the H100 (CUPTI 13.0.1) enabling the Range Profiler sil
 sampling in the same process, the L2, L1 and SM throughput metrics need 4 to 8 replay passes of
 a launch, and the PM Sampling API hung or answered NOT_SUPPORTED (benchmarks/profiling/README.md).
 So after the sampling run the harness runs once more with ``GPA_CUPTI_MODE=counters``: the first
-launch of each sampled kernel is replayed (kernel replay, auto range) for the metrics of
-``throughput.UNITS``, which are Nsight Compute's own names, and the process exits as soon as
+launch of each sampled kernel is replayed (kernel replay, auto range) for ``METRICS`` (unit
+shares and the launch's amounts, Nsight Compute's own names), and the process exits as soon as
 every kernel is measured (the rest of the harness is not needed). This replaces the
 ``ncu --metrics`` pass, whose process start-up and interception of every launch cost more than
 the harness; ncu stays the fallback (``[profile] throughput_collector``).
@@ -22,19 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..throughput import UNITS
+from ..throughput import AMOUNTS, UNITS
 
-# The units this run measures: the unit shares that bound an estimate (DRAM, L2, L1/shared: the
-# ``keeps`` of the optimizers, analysis/optimizers/base.py) and issue (1 replay pass, shown).
-# Left out:
-# - SM pipes: 8 of the passes by itself (benchmarks/profiling/metric_passes.c) and it bounds no
-#   estimate from this run: no optimizer keeps it, and the coalescing model (analysis/coalescing.py),
-#   the one reader of ``sm``, needs the duration and clock that only ncu's bundles hold. The editor
-#   shows it as not measured; the ncu collector and ``throughput_collector = "ncu"`` measure it.
-# - duration, DRAM bytes and clock, which the ncu pass also reads: replay passes that nothing reads
-#   from here (durations come from the sampling run's activity records).
+# What this run measures: the unit shares that bound an estimate (DRAM, L2, L1/shared: the
+# ``keeps`` of the optimizers, analysis/optimizers/base.py) and issue (shown), and the launch's
+# amounts the models read (``throughput.AMOUNTS``: DRAM bytes, duration, SM clock), under ncu's
+# names, so a CUPTI bundle's ``Throughput`` holds the same fields as an ncu bundle's.
+# The amounts cost no replay pass on the host's count (4 passes with or without them, Perfworks;
+# benchmarks/profiling/README.md has the library's count on the H100).
+# Left out: SM pipes, 8 of the passes by itself (benchmarks/profiling/metric_passes.c), and it bounds
+# no estimate from this run: no optimizer keeps it, and its one reader, the coalescing model
+# (analysis/coalescing.py), needs each access's sector counts, which only ncu's source counters
+# bring (a CUPTI bundle has none). The editor shows it as not measured; the ncu collector and
+# ``throughput_collector = "ncu"`` measure it.
 COUNTER_UNITS: tuple[str, ...] = ("dram", "l2", "l1", "issue")
-METRICS: tuple[str, ...] = tuple(UNITS[u] for u in COUNTER_UNITS)
+SHARES: tuple[str, ...] = tuple(UNITS[u] for u in COUNTER_UNITS)
+METRICS: tuple[str, ...] = (*SHARES, *AMOUNTS)
 # launches measured per kernel: the first, like ``ncu --launch-count`` per kernel; each is
 # replayed once per pass, so a kernel of seconds costs seconds per pass
 LAUNCHES_PER_KERNEL = 1
