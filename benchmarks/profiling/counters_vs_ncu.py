@@ -75,6 +75,7 @@ def main() -> int:
         out[name] = row
         print(f"{name}: counters run {wall:.2f} s, {text.count(chr(10) + 'U ')} launch(es) measured"
               f"{', ' + note if note else ''}", flush=True)
+        Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True))   # each case: a run cut short keeps them
     Path(args.out).write_text(json.dumps(out, indent=1, sort_keys=True))
     return 0
 

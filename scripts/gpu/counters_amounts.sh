@@ -14,12 +14,12 @@ mkdir -p "$OUT"
   nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
   python3 -m gpa_lsp.profile.cupti.builder
   echo "== counters run, every case"
-  timeout 140 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
+  timeout 115 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
   echo "== replay cost"
-  timeout 40 python3 benchmarks/profiling/replay_cost.py --json "$OUT/replay.json"
+  timeout 30 python3 benchmarks/profiling/replay_cost.py --json "$OUT/replay.json"
   echo "== passes"
-  timeout 20 python3 benchmarks/profiling/passes_on_device.py --json "$OUT/passes.json"
+  timeout 15 python3 benchmarks/profiling/passes_on_device.py --json "$OUT/passes.json"
   echo "== same session, ncu"
-  timeout 40 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/same_session.json" kernels/particle_gather \
+  timeout 25 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/same_session.json" kernels/particle_gather \
     kernels/saxpy_stream --ncu
 } 2>&1 | tee "$OUT/log.txt"
