@@ -1,9 +1,9 @@
 """What the counters run's replay of one launch costs by metric set: probe's chase, first launch,
 with the counters run's four unit shares alone (``counters.SHARES``), with DRAM bytes, and the
 whole run (``counters.METRICS``: the launch's amounts too); ``--five`` adds DRAM alone (1 pass)
-and the five unit shares (SM pipes too); 3 times each, interleaved: the library's passes (``G``) and the time from the
-Range Profiler's set-up to the measured launch (Z marks ``counters_setup_done`` ->
-``counters_first_launch_measured``), the whole run, and what was measured.
+and the five unit shares (SM pipes too); 3 times each, interleaved: the library's passes (``G``),
+the time from the Range Profiler's set-up to the measured launch (Z marks ``counters_setup_done``
+-> ``counters_first_launch_measured``), the whole run, and what was measured.
 
     PYTHONPATH=. python3 benchmarks/profiling/replay_cost.py [PROJECT] [--json OUT]
 

@@ -520,7 +520,7 @@ def _sampled_kernels(profile: Profile, share: float = 1.0) -> list[str]:
     """The kernels with samples, most first, at most counters.MAX_KERNEL_NAMES: with ``share`` < 1
     only the hottest that together hold that share of the samples (at least the hottest one).
 
-    Why not all of them: each kernel costs the counters run its replay passes (10 on the H100:
+    Why not all of them: each kernel costs the counters run its replay passes (14 on the H100:
     0.6 s for the first launch of probe's chase; each further kernel 0.25-0.30 s with 18), and a kernel's unit
     throughput only bounds the estimates of that kernel's advice, so a kernel with a few percent
     of the samples pays a visible share of the run for advice that weighs as little."""

@@ -5,12 +5,13 @@ not started when every kernel to measure hits.
 Real data: the cubins are built here with nvcc (two kernels and a device function, in variants);
 the collection end to end runs a harness standing in for the GPU (no GPU here): a sampling run
 writes probe's output recorded on the H100 (``fixtures/probe.cupti.txt.gz``) and its cubin, a
-counters run writes one measured launch per named kernel (lavamd_unroll's recorded shares) and
-notes that it ran.
+counters run writes one measured launch per named kernel (lavamd_unroll's figures, recorded by
+the counters run on the H100: ``fixtures/counters.h100.json.gz``) and notes that it ran.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import sys
@@ -104,11 +105,12 @@ if os.environ.get('GPA_CUPTI_MODE') == 'counters':
     names = [n for n in os.environ.get('GPA_CUPTI_KERNELS', '').split('\\n') if n]
     with open({log!r}, 'a') as f:
         f.write(json.dumps(names) + '\\n')
-    metrics = os.environ['GPA_CUPTI_METRICS'].split(',')
-    shares = {{'dram': '45.6362923', 'lts': '48.3336744', 'l1tex': '63.4367691', 'sm': '34.6025909',
-              'smsp': '40.168129'}}
-    lines = ['V 2 130001 12'] + [f'N 1 {{i}} {{m}}' for i, m in enumerate(metrics)]
-    lines += [f'U 1 {{i + 1}} {{i}} 1 ' + ' '.join(shares[m.split('__')[0]] for m in metrics) + f' {{n}}'
+    values = json.loads({values!r})
+    refused = os.environ.get('STANDIN_REFUSE', '').split(',')
+    metrics = [m for m in os.environ['GPA_CUPTI_METRICS'].split(',') if m not in refused]
+    lines = ['V 2 130001 12'] + [f'E 1 1 ConfigAddMetrics:{{m}}' for m in refused if m]
+    lines += [f'N 1 {{i}} {{m}}' for i, m in enumerate(metrics)]
+    lines += [f'U 1 {{i + 1}} {{i}} 1 ' + ' '.join(repr(values[m]) for m in metrics) + f' {{n}}'
               for i, n in enumerate(names)]
     (out / 'cupti.txt').write_text('\\n'.join(lines + ['F 1', 'END']) + '\\n')
     sys.exit(0)
@@ -117,11 +119,18 @@ if os.environ.get('GPA_CUPTI_MODE') == 'counters':
 """
 
 
+def _recorded_row() -> str:
+    """lavamd_unroll's measured launch (metric -> value) from the counters run recorded on the H100."""
+    doc = json.loads(gzip.decompress((FIX / "counters.h100.json.gz").read_bytes()))
+    ((_, values),) = counters.parse(doc["cases"]["lavamd_unroll"]["counters_txt"]).rows
+    return json.dumps(values)
+
+
 def _config(tmp_path, **profile) -> Config:
     b = read_bundle(FIX / "probe.cupti.gpabundle")
     (cubin,) = {k.cubin for k in b.profile.kernels}
     (tmp_path / "probe.cubin").write_bytes(b.cubins[cubin])
-    (tmp_path / "harness.py").write_text(HARNESS.format(log=str(tmp_path / "counters.jsonl"),
+    (tmp_path / "harness.py").write_text(HARNESS.format(log=str(tmp_path / "counters.jsonl"), values=_recorded_row(),
                                                         txt=str(FIX / "probe.cupti.txt.gz"),
                                                         cubin=str(tmp_path / "probe.cubin")))
     return Config(root=str(tmp_path), harness=HarnessConfig(command=(sys.executable, str(tmp_path / "harness.py"))),
@@ -151,7 +160,10 @@ def test_a_second_profile_of_the_same_kernels_runs_no_counters_run(tmp_path, mon
     assert list(m2["from_cache"]) == [CHASE] and m2["from_cache"][CHASE].endswith("Z")
     assert m2["measured"] is True and m2["collector"] == "cupti" and "2 kernel(s)" in m2["unmeasured"]
     t1, t2 = ({k.name: k.throughput for k in r.profile.kernels} for r in (first, second))
-    assert t2 == t1 and t2[CHASE].pct("l1") == pytest.approx(63.437, abs=1e-3) and t2[CHASE].pct("sm") is None
+    assert t2 == t1 and t2[CHASE].pct("l1") == pytest.approx(63.658, abs=1e-3) and t2[CHASE].pct("sm") is None
+    # the launch's amounts are kept and served with the shares
+    assert t2[CHASE].dram_bytes == 274170112 + 12690816 and t2[CHASE].duration_ns == 182304
+    assert t2[CHASE].clock_hz == pytest.approx(1.94451438e9)
 
     # measured again: the cache turned off, or another harness (its environment)
     _collect(_config(tmp_path, throughput_cache=False), tmp_path)
@@ -191,3 +203,44 @@ def test_the_editor_takes_the_cache_before_its_first_analysis(tmp_path, monkeypa
     assert {k.name for k in b.profile.kernels if k.throughput} == {CHASE} and len(_counters_runs(tmp_path)) == 1
     off = replace(config, profile=replace(config.profile, throughput_cache=False))
     assert collect.cached_throughput(off, tmp_path / "s.gpabundle") is False
+
+
+def test_figures_kept_before_the_amounts_were_measured_are_measured_again(tmp_path, monkeypatch):
+    """An entry the counters run kept when it measured the unit shares alone (before the launch's
+    amounts: DRAM bytes, duration, clock) lies under another key: the next profile measures again,
+    and the figures it keeps then bring the amounts to the profiles after it."""
+    monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
+    config = _config(tmp_path)
+    sampled = replace(config, profile=replace(config.profile, throughput=False))
+    collect.collect_cupti(sampled, tmp_path / "s.gpabundle", log=lambda m: None)
+    b = read_bundle(tmp_path / "s.gpabundle")
+    with monkeypatch.context() as m:
+        m.setattr(counters, "METRICS", counters.SHARES)
+        old = collect._cache_keys(config, b.profile, [CHASE], None, b.cubins)[CHASE]
+    assert old != collect._cache_keys(config, b.profile, [CHASE], None, b.cubins)[CHASE]
+    shares = {m: v for m, v in json.loads(_recorded_row()).items() if m in counters.SHARES}
+    throughput_cache.remember(tmp_path / ".gpa" / throughput_cache.FILE, {old: shares})
+
+    assert collect.cached_throughput(config, tmp_path / "s.gpabundle") is False
+    first, m1 = _collect(config, tmp_path)
+    assert _counters_runs(tmp_path) == [[CHASE]] and m1["from_cache"] == {}
+    second, m2 = _collect(config, tmp_path)
+    assert _counters_runs(tmp_path) == [[CHASE]] and list(m2["from_cache"]) == [CHASE]
+    for res in (first, second):
+        t = next(k.throughput for k in res.profile.kernels if k.name == CHASE)
+        assert t.dram_bytes and t.duration_ns and t.clock_hz
+
+
+def test_an_amount_cupti_refuses_does_not_keep_the_figures_out_of_the_cache(tmp_path, monkeypatch):
+    """A CUPTI that refuses one of the launch's amounts (the library's E record) would refuse it
+    again: the unit shares it measured are kept all the same, and the next profile runs no counters
+    run (requiring every metric would run it on every profile)."""
+    monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
+    config = _config(tmp_path)
+    config = replace(config, harness=replace(config.harness, env=(("STANDIN_REFUSE", "gpu__time_duration.sum"),)))
+    first, m1 = _collect(config, tmp_path)
+    second, m2 = _collect(config, tmp_path)
+    assert _counters_runs(tmp_path) == [[CHASE]] and list(m2["from_cache"]) == [CHASE]
+    for res in (first, second):
+        t = next(k.throughput for k in res.profile.kernels if k.name == CHASE)
+        assert t.duration_ns is None and t.dram_bytes and t.pct("l1") == pytest.approx(63.658, abs=1e-3)

@@ -28,8 +28,9 @@ from ..throughput import AMOUNTS, UNITS
 # ``keeps`` of the optimizers, analysis/optimizers/base.py) and issue (shown), and the launch's
 # amounts the models read (``throughput.AMOUNTS``: DRAM bytes, duration, SM clock), under ncu's
 # names, so a CUPTI bundle's ``Throughput`` holds the same fields as an ncu bundle's.
-# The amounts cost no replay pass on the host's count (4 passes with or without them, Perfworks;
-# benchmarks/profiling/README.md has the library's count on the H100).
+# The amounts cost 4 of the library's replay passes on the H100 (14 instead of 10; Perfworks on the
+# host counts 4 either way) and no measurable time: probe's chase replayed in 0.565 s with or without
+# them (benchmarks/profiling/README.md).
 # Left out: SM pipes, 8 of the passes by itself (benchmarks/profiling/metric_passes.c), and it bounds
 # no estimate from this run: no optimizer keeps it, and its one reader, the coalescing model
 # (analysis/coalescing.py), needs each access's sector counts, which only ncu's source counters
