@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping, NamedTuple
 
 from gpa_lsp.profile.model import PCStats
@@ -82,11 +83,21 @@ class FunctionBlame:
     flow: Flow
     samples: dict[int, PCStats]                   # offset -> stats
     edges: list[BlameEdge] = field(default_factory=list)
-    dependences: dict[int, tuple[Dependence, ...]] = field(default_factory=dict)  # use index -> hot deps
     # offset -> all samples / latency (not-issued) samples, summed once here for the context;
     # same keys in the same order as ``samples`` (None: not summed, the context sums them)
     totals: dict[int, int] | None = None
     latencies: dict[int, int] | None = None
+    sm: int = 90
+
+    @cached_property
+    def dependences(self) -> dict[int, tuple[Dependence, ...]]:
+        """Sampled use index -> its hot deps (``reaching_defs`` pruned by ``hot_dependences``): what
+        the edges were apportioned over. Made on first ask: the analysis itself reads only the edges
+        (``blame_function`` prunes the raw reaching defs inline and builds no Dependence)."""
+        index_of = {x.offset: k for k, x in enumerate(self.function.instructions)}
+        wanted = [index_of[o] for o in self.samples]
+        reach = reaching_defs(self.function, self.flow, wanted=set(wanted), prep=_prepare(self.function, self.sm))
+        return {j: hot_dependences(self.function, j, reach.get(j, ()), self.sm) for j in wanted}
 
     @property
     def total(self) -> int:
@@ -575,7 +586,7 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
             totals[o] = total
             latencies[o] = lat
     result = FunctionBlame(function, flow, {offsets[k]: p for k, p in sampled.items()}, totals=totals,
-                           latencies=latencies)
+                           latencies=latencies, sm=sm)
     prep = _prepare(function, sm)
     record = _fixpoint(flow, prep, set(sampled))
     waits_of = prep.waits
@@ -588,26 +599,21 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
     cat_cache: dict[str, str] = {}     # reason -> GPA category, for this call
     edges = result.edges
     add = edges.append
-    # BlameEdge(...) and Dependence(...) through tuple.__new__: the same tuples without the
-    # NamedTuple's Python-level __new__ frame (10^5 of them on a large kernel)
+    # BlameEdge(...) through tuple.__new__: the same tuples without the NamedTuple's Python-level
+    # __new__ frame (10^5 of them on a large kernel)
     new = tuple.__new__
-    dependences = result.dependences
     memory_classes, execution_classes = MEMORY_CLASSES, EXECUTION_CLASSES
     no_deps: dict = {}
     for j, p in sampled.items():
-        # reaching_defs's Dependence tuples and hot_dependences's pruning, fused: a dep is built only
-        # when it is hot; the checks read the raw record ([distance, cycles, resources, via])
+        # hot_dependences's pruning on the raw reaching defs ([distance, cycles, resources, via]),
+        # inlined: no Dependence is built (FunctionBlame.dependences makes them when asked)
         waits = waits_of[j]
         raw = record.get(j, no_deps)
-        hot = []
-        targets_all = []     # (def index, class, distance) per hot dep
+        targets_all = []     # (def index, class, distance) per hot dep, by def index
         for k in sorted(raw):
             v = raw[k]
-            via = bool(v[3])
-            res = v[2]
-            res = (res[0],) if len(res) == 1 else tuple(sorted(set(res)))
             dist = v[0] if v[0] > 1 else 1
-            if not via:
+            if not v[3]:
                 if limits is not None:
                     info = limits[k]
                 else:
@@ -618,16 +624,14 @@ def blame_function(function: Function, samples: Mapping[int, PCStats], *, sm: in
                 if bname is not None:
                     if bname not in waits or (v[1] if v[1] > 0 else 0) >= info[2]:
                         continue  # the use does not wait for it / the latency was covered
-                elif not (res[0].startswith("B") and res[-1].startswith("B")) and dist >= info[1]:
-                    continue  # not reached through a scoreboard alone, and far enough to cover its latency
+                elif dist >= info[1] and not all(r[0] == "B" for r in v[2]):
+                    continue  # far enough to cover its latency, and not reached through a scoreboard alone
                 cls = cls_of.get(k)
                 if cls is None:
                     cls = cls_of[k] = defuse.def_class(ins[k], False)
             else:
                 cls = "write_after_read"
-            hot.append(new(Dependence, (k, dist, v[1] if v[1] > 0 else 0, res, via)))
             targets_all.append((k, cls, dist))
-        dependences[j] = tuple(hot)
         by_cat: dict[str, list[int]] = {}
         for reason, n in p.stalls:
             c = cat_cache.get(reason)
