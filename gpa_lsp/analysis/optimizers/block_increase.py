@@ -19,10 +19,14 @@ Two mechanisms, told apart in the SASS:
   (``STRIPS_DRAM_PCT``), plus the kernel's fixed ramp and tail (``KERNEL_RAMP_NS``), both measured on
   the calibration case's kernel (kernels/zscore_features, benchmarks/waves/strips.cu).
 * *fixed work per thread*: more blocks are smaller blocks, the same warps spread over more SMs.
-  That helps only where SMs idle (fewer blocks than SMs); the estimate is the busiest
-  scheduler's ``k / P(k)`` before and after (estimate.block_increase). Why no "idle SMs" floor:
-  each busy scheduler already overlaps its many warps, so the work of the busy SMs does not
-  speed up by ``sm_count / blocks``.
+  That helps only where SMs idle (fewer blocks than SMs), and only by what the busy SMs' warps
+  wait for: the larger of the busiest scheduler's ``k / P(k)`` before and after
+  (estimate.block_increase: issue contention) and the busy SMs' L1 and issue queues
+  (analysis/spread.py, measured by benchmarks/saturation/spread.cu). Why no "idle SMs" floor:
+  each busy SM already overlaps its warps, so its work does not speed up by ``sm_count / blocks``
+  unless a unit of its own is near its peak. A grid with a work loop gets the smaller blocks
+  instead of strips where they gain more (where the code outside the loop, run again by every
+  strip, eats the strips' gain).
 
 No gain when the grid already fills the device (one wave or more): more blocks add waves, not
 resident warps (benchmarks/waves measures both on the H100).
@@ -35,6 +39,7 @@ import math
 from ..context import kernel_fact
 from ..estimate import block_increase
 from ..model import Fix
+from ..spread import kernel_spread_gain
 from ..waves import full_wave_issue_speedup, full_wave_memory_bound, grid_stride_loops, grown, waves
 from ..worksplit import work_loops
 from .base import ChangeKind, Estimator, Match, Optimizer
@@ -154,10 +159,13 @@ class BlockIncrease(Optimizer):
                 data["iterations"] = t
             return Match((), float(ctx.total), float(ctx.latency), data=data)
         split = work_split(ctx, w)
+        spreads = L.blocks < ctx.device.sm_count and L.threads_per_block > 128
         if split is not None:
-            return Match((), float(ctx.total), float(ctx.latency),
-                         data={"blocks": L.blocks, "waves": w.waves, "full_wave": w.capacity, **split})
-        if L.blocks >= ctx.device.sm_count or L.threads_per_block <= 128:
+            data = {"blocks": L.blocks, "waves": w.waves, "full_wave": w.capacity, **split}
+            # the advice is the mechanism that gains more: cutting the loop, or smaller blocks
+            if not spreads or self._split_gain(ctx, data) >= self._spread_gain(ctx):
+                return Match((), float(ctx.total), float(ctx.latency), data=data)
+        if not spreads:
             return None
         return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks, "waves": w.waves})
 
@@ -172,20 +180,36 @@ class BlockIncrease(Optimizer):
                        full_wave_memory_bound(ctx, w, target))
             return with_ramp(ctx, gain)
         if "work_loop" in match.data:
-            s, f = match.data["strips"], match.data["loop_share"]
-            target = grown(w, s * w.blocks)
-            t = ctx.kernel.throughput
-            dram = t.pct("dram") if t is not None else None
-            gain = min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
-                       full_wave_memory_bound(ctx, w, target),
-                       STRIPS_DRAM_PCT / dram if dram else math.inf)
-            # the loop's work is spread over s x the warps; what runs outside it, once per strip
-            gain = gain / (f + (1.0 - f) * s)
-            return with_ramp(ctx, gain)
+            return self._split_gain(ctx, match.data)
+        return self._spread_gain(ctx)
+
+    def _split_gain(self, ctx, data: dict) -> float:
+        """A work loop cut into ``data["strips"]`` strips (see the module docstring)."""
+        w = kernel_waves(ctx)
+        p = ctx.active / ctx.total if ctx.total else 0.0
+        s, f = data["strips"], data["loop_share"]
+        target = grown(w, s * w.blocks)
+        t = ctx.kernel.throughput
+        dram = t.pct("dram") if t is not None else None
+        gain = min(full_wave_issue_speedup(w, target, p, ctx.device.schedulers_per_sm),
+                   full_wave_memory_bound(ctx, w, target),
+                   STRIPS_DRAM_PCT / dram if dram else math.inf)
+        # the loop's work is spread over s x the warps; what runs outside it, once per strip
+        gain = gain / (f + (1.0 - f) * s)
+        return with_ramp(ctx, gain)
+
+    def _spread_gain(self, ctx) -> float:
+        """Fixed work per thread, the same warps on every SM: the busy SMs' queues where the profile
+        has unit throughput (analysis/spread.py), else the busiest scheduler's ``k / P(k)``
+        (estimate.block_increase); the larger, as each prices a wait the other leaves out."""
+        occ, L = ctx.occupancy, ctx.launch
+        p = ctx.active / ctx.total if ctx.total else 0.0
         shares = {c: ctx.share(c) for c in ("memory_throttle", "not_selected", "pipe_busy")}
         total_warps = L.blocks * occ.warps_per_block
-        return block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
-                              total_warps=total_warps, sm_count=ctx.device.sm_count)
+        issue = block_increase(occ.active_warps, p, shares, schedulers=ctx.device.schedulers_per_sm,
+                               total_warps=total_warps, sm_count=ctx.device.sm_count)
+        queues = kernel_spread_gain(ctx)
+        return max(issue, queues) if queues is not None else issue
 
     def describe(self, ctx, match: Match) -> str:
         if "work_loop" in match.data:
