@@ -35,6 +35,7 @@ from functools import cached_property
 import tree_sitter
 import tree_sitter_cuda
 
+from .frozen import frozen_new
 from .profile.demangle import bare_name
 
 Pos = tuple[int, int]          # 0-based (line, character)
@@ -403,7 +404,8 @@ class CudaSource:
             if d is not None and self.node_text(d) == "#pragma" and a is not None \
                     and re.match(r"unroll\b", self.node_text(a).strip()):
                 t = self.node_text(p).strip()
-                return Pragma(t, self.pos(p.start_point), (p.start_point[0], len(self.line_text(p.start_point[0]))))
+                return frozen_new(Pragma, text=t, start=self.pos(p.start_point),
+                                  end=(p.start_point[0], len(self.line_text(p.start_point[0]))))
         return None
 
     def _repaired_body(self, node, body):
@@ -429,9 +431,11 @@ class CudaSource:
             start = self.pos(kw.start_point)
             end_node = body if repaired else n
             err = self.erroneous(n) or (repaired and self.erroneous(body))
-            out.append(Loop(_LOOPS[n.type], start[0], start, self.pos(end_node.end_point),
-                            self.pos(body.start_point), self.pos(body.end_point), self._pragma_before(n),
-                            not self.line_text(start[0])[:start[1]].strip(), err))
+            # Loop(...) through frozen_new (gpa_lsp/frozen.py): one per loop, 10^3 in a large file
+            out.append(frozen_new(Loop, kind=_LOOPS[n.type], line=start[0], start=start,
+                                  end=self.pos(end_node.end_point), body_start=self.pos(body.start_point),
+                                  body_end=self.pos(body.end_point), pragma=self._pragma_before(n),
+                                  first_on_line=not self.line_text(start[0])[:start[1]].strip(), has_error=err))
         for sub, r, c in self._macros:
             sh = self._shift
             out += [Loop(lp.kind, lp.line + r, sh(lp.start, r, c), sh(lp.end, r, c), sh(lp.body_start, r, c),

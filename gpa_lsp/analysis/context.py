@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Callable, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats
@@ -50,6 +50,7 @@ class KernelContext:
     _innermost_by_fn: dict[str, dict[int, LoopScope]] = field(default_factory=dict)
     _facts: dict = field(default_factory=dict)      # kernel_fact's values for this kernel
     _edges_where: dict = field(default_factory=dict)
+    _offsets: dict = field(default_factory=dict)        # function name -> (it, its instructions' offsets)
 
     def __post_init__(self) -> None:
         sites = self._sites
@@ -198,9 +199,16 @@ class KernelContext:
         return {o: t - lat[o] for o, t in self.total_at.items()}
 
     def issued_in(self, function: Function, indices) -> int:
-        got = self.issued_at
-        ins = function.instructions
-        return sum(got.get(ins[k].offset, 0) for k in indices)
+        return self._sum_in(self.issued_at, function, indices)
+
+    def _sum_in(self, got: dict[int, int], function: Function, indices) -> int:
+        """``got``'s values at the instructions ``indices`` of ``function`` (0 where absent): ints, so
+        the order does not matter; summed without a Python frame per instruction (the loop scopes of
+        a kernel of thousands of loops ask for every instruction of every loop)."""
+        known = self._offsets.get(function.name)
+        if known is None or known[0] is not function:
+            known = self._offsets[function.name] = (function, [i.offset for i in function.instructions])
+        return sum(map(got.get, map(known[1].__getitem__, indices), repeat(0)))
 
     @cached_property
     def selected_at(self) -> dict[int, int]:
@@ -208,9 +216,7 @@ class KernelContext:
         return {o: p.stall_dict().get("selected", 0) for o, p in self.pcs.items()}
 
     def selected_in(self, function: Function, indices) -> int:
-        got = self.selected_at
-        ins = function.instructions
-        return sum(got.get(ins[k].offset, 0) for k in indices)
+        return self._sum_in(self.selected_at, function, indices)
 
     def location(self, offset: int):   # replaced per instance by ``_locations.get``
         s = self.site(offset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from operator import itemgetter
 
+from ..frozen import frozen_new
 from .context import KernelContext
 from .model import LineStats
 
@@ -30,30 +31,35 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
     own: dict[tuple[str, int], list] = {}
     pcs = ctx.pcs
     total_at, issued_at = ctx.total_at, ctx.issued_at
-    last = None
+    last = last_loc = None
     s: list = []
+    add = s.append
+    reasons: dict = {}
     for fb in ctx.blames:
         for ins in fb.function.instructions:
             loc = ins.loc
             if loc is None:
                 continue
-            key = (loc.file, loc.line)
-            if key != last:
-                s = own.get(key)
-                if s is None:
-                    s = own[key] = _new_slot()
-                last = key
+            if loc is not last_loc:     # consecutive instructions of a line often share their SourceLoc
+                last_loc = loc
+                key = (loc.file, loc.line)
+                if key != last:
+                    s = own.get(key)
+                    if s is None:
+                        s = own[key] = _new_slot()
+                    last = key
+                    add = s[_INS].append
+                    reasons = s[_REASONS]
             off = ins.offset
             p = pcs.get(off)
             text = ins.text or f"{ins.opcode} {', '.join(ins.operands)}"
             if p is None:
-                s[_INS].append((off, text, 0))
+                add((off, text, 0))
                 continue
             t = total_at[off]
-            s[_INS].append((off, text, t))
+            add((off, text, t))
             s[_SAMPLES] += t
             s[_ISSUED] += issued_at[off]
-            reasons = s[_REASONS]
             for r, n in p.stalls:
                 reasons[r] += n
     location = ctx.location
@@ -77,8 +83,8 @@ def line_stats(ctx: KernelContext, path_map=lambda p: p) -> tuple[LineStats, ...
     for (file, line), s in sorted(own.items()):
         if s[_SAMPLES] == 0 and s[_BLAMED] == 0:
             continue
-        out.append(LineStats(
-            file=path_map(file), line=line, samples=s[_SAMPLES], issued=s[_ISSUED],
+        out.append(frozen_new(   # LineStats(...): a record per line, 10^4 on a large kernel (gpa_lsp/frozen.py)
+            LineStats, file=path_map(file), line=line, samples=s[_SAMPLES], issued=s[_ISSUED],
             by_reason=_descending(list(s[_REASONS].items()), _SECOND),
             blamed=round(s[_BLAMED], 6),
             blamed_by_category=_descending([(k, round(v, 6)) for k, v in s[_CATS].items()], _SECOND),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import cuda_source
+from ..frozen import frozen_new
 from ..profile.source_paths import map_source_path
 
 LineReader = Callable[[str], "list[str] | None"]
@@ -171,7 +172,8 @@ class SourceLoop:
 
 def source_loops(lines: list[str]) -> list[SourceLoop]:
     """Loops of a C/C++ file (from the syntax tree: comments, strings and macros are no loops)."""
-    return [SourceLoop(lp.line + 1, lp.body_start[0] + 1, lp.body_end[0] + 1, lp.pragma.text if lp.pragma else None)
+    return [frozen_new(SourceLoop, line=lp.line + 1, first=lp.body_start[0] + 1, last=lp.body_end[0] + 1,
+                       pragma=lp.pragma.text if lp.pragma else None)       # SourceLoop(...), gpa_lsp/frozen.py
             for lp in cuda_source.parse_lines(lines).loops]
 
 
