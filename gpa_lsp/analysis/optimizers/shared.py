@@ -22,6 +22,7 @@ about; the optimizer that uses it alone keeps it in its own file.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from ...profile.demangle import unqualified_name
 from ...sass.opcodes import GLOBAL_WRITES
@@ -102,11 +103,14 @@ def _is_store(ctx, offset: int) -> bool:
     return op in GLOBAL_WRITES
 
 
+_REASON = itemgetter(0)
+
+
 @kernel_fact
 def drain_edges(ctx) -> list[BlameEdge]:
     """``drain`` samples (waiting at exit for stores to complete) shared over the global stores by sectors."""
     drains = [(o, p.stall_dict().get(DRAIN, 0), p.not_issued_dict().get(DRAIN, 0)) for o, p in ctx.pcs.items()
-              if any(r == DRAIN for r, _ in p.stalls)]
+              if DRAIN in map(_REASON, p.stalls)]         # any(r == DRAIN ...), without a generator per PC
     drains = [d for d in drains if d[1] > 0]
     stores = [(o, p.sectors) for o, p in ctx.pcs.items() if p.sectors and _is_store(ctx, o)]
     out: list[BlameEdge] = []

@@ -71,6 +71,8 @@ class StrengthReduction(Optimizer):
 
     def match(self, ctx) -> Match | None:
         divisions = division_weights(ctx)
+        if not divisions and not any(i.base_opcode in SLOW for fb in ctx.blames for i in fb.function.instructions):
+            return None     # keep holds for no edge: no slow def and no division line
         site_of = ctx.site
         slow: dict[int, bool | None] = {}     # def offset -> a slow opcode (None: no such site)
         division: dict[int, object] = {}      # use offset -> the division share of its line
