@@ -57,6 +57,11 @@ unit still has to do at the share of its peak it can reach. So:
   ``OVERLAP_P``; the overlap probe: they add when neither saturates on coalesced loads, the issue
   hides entirely under a saturated L1).
 
+* **Busy SMs**: on a grid of fewer blocks than SMs, Eq. 2 and the bound read the busy SMs' L1 and
+  SM-pipe shares (the profile's average x SMs / blocks, ``BUSY_SCALED``); a rewrite that
+  multiplies the threads (a warp per row of a per-lane walk, ``lanewalk.rewrite_spread``) spreads
+  the L1's and the issue's work left over the SMs it fills (``model_at``).
+
 Calibration, validation and the figures: docs/optimizers.md ("Global Memory Coalescing").
 """
 
@@ -247,10 +252,30 @@ def _shared_wavefronts(ctx: KernelContext) -> float:
     return n
 
 
+# units each SM has its own of whose profiled share is averaged over every SM's elapsed cycles, idle
+# SMs included (issue is averaged over active cycles: already the busy SMs'); benchmarks/saturation/
+# spread.cu: on a grid of fewer blocks than SMs ncu's busiest L1 is the average x SMs / blocks
+BUSY_SCALED = ("l1", "sm")
+
+
+def busy_sms(ctx: KernelContext) -> int:
+    """The SMs the launch gives work: its blocks, when fewer than the SMs."""
+    sms = ctx.device.sm_count or 1
+    return max(1, min(ctx.launch.blocks, sms)) if ctx.launch is not None and ctx.launch.blocks else sms
+
+
 @kernel_fact
 def model(ctx: KernelContext) -> Model | None:
-    """The per-unit model for this kernel; None without the device's table, unit throughput
-    (with duration and clock) or sector counts."""
+    """The per-unit model for this kernel, the coalesced code on the SMs the original ran on; None
+    without the device's table, unit throughput (with duration and clock) or sector counts."""
+    return model_at(ctx, 1.0)
+
+
+def model_at(ctx: KernelContext, spread: float) -> Model | None:
+    """The per-unit model with the coalesced code's SM-local work (L1, SM pipes, issue) spread by
+    ``spread`` (the busy SMs now over the busy SMs after, at most 1): a rewrite that multiplies the
+    threads of a grid that left SMs idle puts its work on more of them. Eq. 2 reads the busy SMs'
+    shares (``BUSY_SCALED``): the device-wide average counts the idle SMs."""
     table = device_table(ctx.device.name)
     tp = ctx.kernel.throughput
     if table is None or tp is None or not tp.duration_ns or not tp.clock_hz:
@@ -260,6 +285,10 @@ def model(ctx: KernelContext) -> Model | None:
         return None
     util = dict(tp.units)
     sms = ctx.device.sm_count or 1
+    busy = busy_sms(ctx)
+    spread = min(1.0, max(spread, busy / sms))
+    # the busy SMs' shares of the SM-local units (the same for device-wide ones)
+    local = {u: (pct * sms / busy if u in BUSY_SCALED else pct) for u, pct in util.items()}
     # the counters sum the launches the collector profiled (ncu.py), the throughput is per launch
     launches = max(1, len(ctx.kernel.launches))
     # L1: lines per request between s/4 (lanes share lines) and s (a line per sector), placed by the
@@ -303,7 +332,9 @@ def model(ctx: KernelContext) -> Model | None:
         after["dram"] = min(after["dram"], lf[1])
     # bound: every unit still does its kept work at no more than the share of peak it can reach
     floor, bound_unit = 0.0, None
-    for u, pct in util.items():
+    for u, pct in local.items():
+        if u in BUSY_SCALED:
+            pct *= spread      # the busy SMs' share, spread over the SMs the rewrite fills
         t = pct / after[u] * keep.get(u, 1.0)
         if t > floor:
             # "mlp": the DRAM held by what the loads in flight pull, not by its peak
@@ -312,32 +343,40 @@ def model(ctx: KernelContext) -> Model | None:
     # unit estimate: Eq. 2 on the busy time of the unit with the most removable time, among the
     # units that held the kernel (a unit below that share overlapped its work with other waits)
     removable, unit = 0.0, None
-    for u, pct in util.items():
+    for u, pct in local.items():
         f = min(1.0, pct / roofs[u])
         r = f * (1.0 - keep.get(u, 1.0))
         if f >= table.held and r > removable:
             removable, unit = r, u
     rest = 1.0 - removable
     if unit is not None:
-        f = min(1.0, util[unit] / roofs[unit])
-        rest = unloaded_time(unit, f, keep[unit], util)
+        f = min(1.0, local[unit] / roofs[unit])
+        rest = unloaded_time(unit, f, keep[unit], local, spread=spread)
     unit_estimate = 1.0 / rest if rest > 0 else float("inf")
+    if busy < sms:
+        extra["busy_sms"] = busy
+    if spread < 1.0:
+        extra["spread"] = spread
     return Model(keep=keep, util=util, roofs=roofs, alpha=alpha, bound=max(1.0, bound), bound_unit=bound_unit,
                  unit_estimate=unit_estimate, unit=unit, extra=extra)
 
 
-def unloaded_time(unit: str, f: float, keep: float, util: dict[str, float]) -> float:
+def unloaded_time(unit: str, f: float, keep: float, util: dict[str, float], *, spread: float = 1.0) -> float:
     """The time left (share of the original's) when coalescing keeps ``keep`` of the work of the
     ``unit`` that held the kernel at ``f`` of its roof: Eq. 2, ``(1 - f) + f keep``, except that
     once the L1 no longer holds the kernel the issue slots' work it used to hide combines with
     the L1's work left by their p-norm (``OVERLAP_P``; the instructions, hence the issue slots'
     busy time, are the same after coalescing). The overlap probe measured the L1 against issue;
-    other units keep Eq. 2."""
+    other units keep Eq. 2. Where the rewrite spreads the work over more SMs (``spread`` < 1: the
+    busy SMs before over after), each SM has that share of the L1's and the issue's work left; the
+    rest of the time (``1 - f``: the warps' own latency) is kept as Eq. 2 keeps it."""
     kept = f * keep
     issue = util.get("issue")
     if unit == "l1" and issue:
         s = min(1.0, issue / UNIT_ROOF_DEFAULT)
         kept = (kept ** OVERLAP_P + s ** OVERLAP_P) ** (1.0 / OVERLAP_P)
+    if unit == "l1":
+        kept *= spread
     return (1.0 - f) + kept
 
 

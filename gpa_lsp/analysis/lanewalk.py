@@ -197,3 +197,21 @@ def idle_lane_cap(ctx: KernelContext) -> Cap | None:
     if fade <= 0.0:
         return None
     return Cap(got[0] / fade, got[1] / fade, got[2] / fade, w, (got[1], got[2]))
+
+
+@kernel_fact
+def rewrite_spread(ctx: KernelContext) -> float:
+    """The busy SMs before over after a warp-per-row rewrite of the kernel's per-lane walk (1: no
+    walk, rows shorter than ``LONG_ROWS``, or a grid on every SM already).
+
+    Why: a walk of rows of ``LONG_ROWS`` elements or more is coalesced by a warp per row as well as
+    by storing the rows interleaved (``lanewalk``: at 128 elements the two matched), and a warp per
+    row is 32 times the threads: a grid of fewer blocks than SMs then fills more of them, and each
+    busy SM keeps that share of the L1's and the issue's work (benchmarks/saturation/spread.cu: the
+    work of SMs whose L1 is at its roof spreads over the SMs added, 1.76x of 2.06x at 64 -> 132)."""
+    w = walk(ctx)
+    L = ctx.launch
+    sms = ctx.device.sm_count or 1
+    if w is None or w.elements_per_lane < LONG_ROWS or L is None or not L.blocks or L.blocks >= sms:
+        return 1.0
+    return L.blocks / min(sms, 32 * L.blocks)

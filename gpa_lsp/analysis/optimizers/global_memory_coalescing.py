@@ -33,9 +33,9 @@ from __future__ import annotations
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
 from ..coalescing import has_sectors, ideal_sectors, remappable_excess
-from ..coalescing import model as unit_model
+from ..coalescing import model_at
 from ..context import kernel_fact
-from ..lanewalk import idle_lane_cap
+from ..lanewalk import idle_lane_cap, rewrite_spread, walk
 from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
@@ -53,6 +53,12 @@ def queue_excess_share(ctx) -> float:
         if site is not None and p.executed and site.instruction.base_opcode in MIO_OTHER | SHARED_ACCESSES:
             other += p.executed
     return excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
+
+
+@kernel_fact
+def unit_model(ctx):
+    """The unit model of the coalesced code, on the SMs its rewrite fills (``rewrite_spread``)."""
+    return model_at(ctx, rewrite_spread(ctx))
 
 
 def _global(pc) -> bool:
@@ -140,6 +146,14 @@ class GlobalMemoryCoalescing(Optimizer):
     def describe(self, ctx, match: Match) -> str:
         cap = idle_lane_cap(ctx)
         if cap is None:
+            spread = rewrite_spread(ctx)
+            if spread < 1.0:
+                w, L, sms = walk(ctx), ctx.launch, ctx.device.sm_count
+                return (f"{self.suggestion} Each thread walks its own row (about {w.elements_per_lane:.0f} "
+                        f"elements) and the grid's {L.blocks} blocks run on {L.blocks} of the {sms} SMs: a warp per "
+                        "row (its lanes striding over the row, a shuffle reduction at the end) coalesces the walk "
+                        f"and gives the grid 32 times the threads, so the work spreads over {L.blocks / spread:.0f} "
+                        "SMs; the estimate counts both.")
             return self.suggestion
         w = cap.walk
         return (f"Each thread walks its own row (about {w.elements_per_lane:.0f} elements) and the rows differ in "
