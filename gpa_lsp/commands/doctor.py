@@ -16,7 +16,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 
-from .. import toolchain
+from .. import procs, toolchain
 from ..errors import ToolNotFound
 from ..install import pip_extra
 from ..profile import device, gpu_check, harness  # called through the modules: tests replace their functions
@@ -46,9 +46,15 @@ class Check:
     needed_for: list[str] = field(default_factory=list)
 
 
+VERSION_TIMEOUT_S = 20.0
+
+
 def _version(argv: list[str], pattern: str) -> str:
+    """The tool's version from ``argv``'s output ("" when it fails or takes too long). Run in its own
+    process group, killed whole on timeout (``procs.run_tool``): a wrapper script (a hung or
+    spinning nvdisasm) leaves no child behind; ``subprocess.run`` killed only the script."""
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout
+        out = procs.run_tool(argv, timeout=VERSION_TIMEOUT_S).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
     m = re.search(pattern, out)

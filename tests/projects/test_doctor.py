@@ -109,3 +109,25 @@ def test_driver_status_real_call_does_not_raise():
     assert (st.problem is None) == st.ok
     if not st.ok:
         assert st.hint
+
+
+def test_a_hung_tool_version_leaves_no_child_behind(tmp_path, monkeypatch):
+    """``nvdisasm --version`` that hangs (a wrapper script whose child never ends): the check gives no
+    version after its timeout, and the script's child is killed with it (the whole process group;
+    ``subprocess.run``'s timeout killed only the script and the child outlived gpa doctor)."""
+    import time
+    from pathlib import Path
+
+    from process_state import alive
+
+    pidfile = tmp_path / "child.pid"
+    tool = tmp_path / "nvdisasm"
+    tool.write_text(f'#!/bin/sh\nsleep 600 & echo $! > "{pidfile}"; wait\n')
+    tool.chmod(0o755)
+    monkeypatch.setattr(doctor, "VERSION_TIMEOUT_S", 1.0)
+    assert doctor._version([str(tool), "--version"], r"release ([\d.]+)") == ""
+    child = int(Path(pidfile).read_text())
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), "the hung tool's child outlived the version check"
