@@ -54,10 +54,11 @@ class KernelContext:
 
     def __post_init__(self) -> None:
         sites = self._sites
+        new = tuple.__new__     # Site(...) without the NamedTuple's Python-level __new__ (10^5 of them)
         for fb in self.blames:
             fn = fb.function
             for k, ins in enumerate(fn.instructions):
-                sites[ins.offset] = Site(fn, k, ins)
+                sites[ins.offset] = new(Site, (fn, k, ins))
         # ``site`` and ``location`` are asked for once or twice per blame edge by every optimizer
         # (10^5 calls on a large kernel): bound dict lookups instead of method calls
         self.site = sites.get
@@ -228,12 +229,16 @@ class KernelContext:
         code inlined from the CUDA toolkit's headers (``atomicAdd`` in device_atomic_functions.hpp),
         the innermost call site in the user's code: that is the line the user can change."""
         out = {}
+        header: dict[str, bool] = {}    # file -> is_toolkit_header, asked once per file
         for o, s in self._sites.items():
             ins = s.instruction
-            if ins.loc is None:
-                continue
             loc = ins.loc
-            if is_toolkit_header(loc.file):
+            if loc is None:
+                continue
+            h = header.get(loc.file)
+            if h is None:
+                h = header[loc.file] = is_toolkit_header(loc.file)
+            if h:
                 loc = next((c for c in ins.inline if c is not None and not is_toolkit_header(c.file)), loc)
             out[o] = loc
         return out

@@ -240,15 +240,21 @@ def loop_scopes_for(ctx: KernelContext, edges: Iterable[BlameEdge], *, function_
     own issue samples (``selected``): what a change confined to one warp's instruction order has
     to put into the idle cycles (see code_reordering)."""
     pending: dict[object, float] = defaultdict(float)
+    key_of: dict[int, object] = {}      # def -> its scope key (None: not counted), found once per def
+    site_at, loop_at = ctx.site, ctx.loop_of
     for e in edges:
-        site = ctx.site(e.def_)
-        if site is None:
-            continue
-        lp = ctx.loop_of(e.def_)
-        key = (site.function.name, lp.header_offset) if lp else (site.function.name, None)
-        if lp is None and not function_scope:
-            continue
-        pending[key] += e.latency
+        d = e.def_
+        key = key_of.get(d, False)
+        if key is False:
+            site = site_at(d)
+            lp = loop_at(d) if site is not None else None
+            if site is None or (lp is None and not function_scope):
+                key = None
+            else:
+                key = (site.function.name, lp.header_offset) if lp else (site.function.name, None)
+            key_of[d] = key
+        if key is not None:
+            pending[key] += e.latency
     scopes: list[Scope] = []
     issued = ctx.selected_in if own_issue else ctx.issued_in
     for fb in ctx.blames:
