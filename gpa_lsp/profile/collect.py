@@ -15,28 +15,24 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..build import build as build_project, build_cubins, nvcc_argv, output_path
 from ..config import Config
 from ..errors import GpaError, HarnessError, ProfilingError
 from ..toolchain import find_tool
 from . import harness
-from . import ncu as ncu_mod
 from . import throughput as throughput_mod
-from .bundle import Bundle, make_manifest, read_bundle, source_records, write_bundle
-from .cubins import has_line_info
 from .cupti import counters as counters_mod
 from .cupti import sample_volume
-from .cupti import throughput_cache
 from .cupti.builder import find_cupti, injection_library
-from .cupti.reader import read_output
-from .demangle import base_name
-from .device import query_device
 from .gpu_check import explain_failure, require_gpu
-from .model import Profile
+from .late_imports import LATE
 from .throughput import parse_raw_csv, summarise
 from .timing import Marks, enabled as timing_enabled, process_age
+
+if TYPE_CHECKING:
+    from .model import Profile
 
 
 @dataclass
@@ -118,6 +114,8 @@ def _sources(config: Config) -> list[dict]:
     at run time (NVRTC reads a .cu file that no build names)."""
     named = [config.resolve(s) for s in config.build.sources]
     rest = [str(p.resolve()) for p in _tree_sources(config.root)]
+    LATE.wait()
+    from .bundle import source_records
     return source_records(named + [p for p in rest if p not in set(named)], config.root)
 
 
@@ -182,12 +180,15 @@ def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, canc
         env = _injection_env(lib, cupti, tmp, env)
         log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles, hardware buffer "
             f"{int(env['GPA_CUPTI_HW_BYTES']) >> 20} MB) ...")
+        LATE.start()      # what reads the output and writes the bundle, imported while the harness runs
         res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
         marks("sampling run")
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
             keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
+        LATE.wait()
+        from .cupti.reader import read_output
         run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
         marks("read samples")
         marks.library_marks(run.marks)
@@ -278,6 +279,8 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
               sample_volume.harness_key(command, cwd, env, config.profile.kernels))
     res, run, period, buffer_note, period_note = _sampling(config, lib, cupti, command, cwd, env, cancel, log,
                                                            marks, volume)
+    LATE.wait()
+    from .bundle import Bundle, make_manifest, write_bundle
     manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
                              sources=_sources(config),
                              extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
@@ -312,6 +315,8 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
 
 def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
     """Kernels of ``profile`` with the unit throughput of their launches in ``rows`` (ncu's raw page)."""
+    LATE.wait()
+    from .demangle import base_name
     per: dict[str, list[dict[str, float]]] = {}
     for name, vals in rows:
         exact = [k for k in profile.kernels if k.name == name]
@@ -329,6 +334,8 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     The language server's second phase: the sampled advice is shown first, the memory-system
     bound follows. Returns None when measured, else the note saying why not.
     """
+    LATE.wait()
+    from .bundle import read_bundle, write_bundle
     b = read_bundle(bundle_path)
     from_cache: dict[str, str] = {}
     profile, note, by = throughput_pass(config, b.profile, built_output(config), cancel=cancel, log=log,
@@ -350,6 +357,9 @@ def cached_throughput(config: Config, bundle_path: str | os.PathLike) -> bool:
     kernels did not change, the first advice it shows is already bounded and no second phase runs."""
     if config.profile.throughput_collector not in ("auto", "cupti") or not config.profile.throughput_cache:
         return False
+    LATE.wait()
+    from .bundle import read_bundle, write_bundle
+    from .cupti import throughput_cache
     try:
         b = read_bundle(bundle_path)
     except (GpaError, OSError):
@@ -408,6 +418,8 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
 def _cache_keys(config: Config, profile: Profile, kernels: list[str], build_output: str | None,
                 cubins: dict[str, bytes] | None) -> dict[str, str]:
     """{kernel: its throughput-cache key} for the kernels whose code and first launch are known."""
+    LATE.wait()
+    from .cupti import throughput_cache
     if not config.profile.throughput_cache or not cubins:
         return {}
     try:
@@ -431,6 +443,8 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
     the unit metrics; the harness ends once they are measured (profile/cupti/counters.py). Kernels
     measured before with the same code and launch (``cubins`` given: cupti/throughput_cache.py)
     take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs."""
+    LATE.wait()
+    from .cupti import throughput_cache
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
     if not sampled:
         return profile, "unit throughput not measured (no sampled kernel to measure)"
@@ -542,6 +556,8 @@ def _sampled_kernels(profile: Profile, share: float = 1.0) -> list[str]:
 def _throughput_ncu(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                     log=print) -> tuple[Profile, str | None]:
     """The harness under ``ncu --metrics`` (the fallback)."""
+    LATE.wait()
+    from . import ncu as ncu_mod
     try:
         ncu = find_tool("ncu", config.profile.ncu)
         command, cwd, env = _harness_parts(config, build_output)
@@ -604,6 +620,8 @@ def loaded_cubins(config: Config, build_output: str | None, *, cancel=None, log=
             env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)
             log("saving the cubins the harness loads at run time (one run under the CUPTI injection library) ...")
             res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+            LATE.wait()
+            from .cupti.reader import read_output
             run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail, require_samples=False)
     except GpaError as exc:
         if cancel is not None and cancel.is_set():
@@ -613,6 +631,10 @@ def loaded_cubins(config: Config, build_output: str | None, *, cancel=None, log=
 
 
 def collect_ncu(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
+    LATE.wait()
+    from . import ncu as ncu_mod
+    from .bundle import Bundle, make_manifest, write_bundle
+    from .device import query_device
     ncu = find_tool("ncu", config.profile.ncu)
     command, cwd, env = _harness_parts(config, build_output)
     with tempfile.TemporaryDirectory(prefix="gpa-ncu-") as tmp:
@@ -713,6 +735,8 @@ def collect_result(config: Config, *, collector: str | None = None, cancel: thre
 
 def line_info_note(bundle_path) -> str | None:
     """A note when the sampled kernels' cubins have no line table (built without -lineinfo)."""
+    LATE.wait()
+    from .bundle import read_bundle
     try:
         b = read_bundle(bundle_path)
     except GpaError:
@@ -721,6 +745,8 @@ def line_info_note(bundle_path) -> str | None:
 
 
 def _line_info_note(profile: Profile, cubins: dict[str, bytes]) -> str | None:
+    LATE.wait()
+    from .cubins import has_line_info
     sampled = {k.cubin for k in profile.kernels}
     bare = [k for k, data in cubins.items() if k in sampled and not has_line_info(data)]
     if not bare:
