@@ -77,7 +77,8 @@
  *   O counters <filters> <metrics> <launches per kernel> | O filter <filters>   (the run's options)
  *   S <ctx> <sampling starts>                                (kernel filter: start/stop ranges)
  *   F <launches measured>                                    (counters mode: exiting, all measured)
- *   Z <label> <ns since InitializeInjection>                 (GPA_CUPTI_TIMING)
+ *   Z <label> <ns since InitializeInjection>                 (GPA_CUPTI_TIMING; "Z clock0 <ns>": the
+ *     CLOCK_MONOTONIC time of InitializeInjection, so a caller can place the marks in its own clock)
  *   END
  */
 #define _GNU_SOURCE
@@ -255,6 +256,7 @@ static int g_exit_when_done = 0;
 static const char *g_metrics[GPA_MAX_METRICS];
 static size_t g_nmetrics = 0;
 static int g_timing = 0;
+static int g_finalize = 0;   /* GPA_CUPTI_FINALIZE: detach CUPTI after the last record (measured: README) */
 static uint64_t g_t0 = 0;
 /* launch name -> filter index (or -1): the names seen so far */
 static const char *g_cache_name[GPA_NAME_CACHE];
@@ -757,14 +759,17 @@ static void finish_ctx(GpaCtx *c)
 {
     if (!c->enabled) return;
     flush_activity();   /* the context's kernels are done: their records are complete */
+    mark("finish_flushed");
     if (c->started) stop_sampling(c);
     drain(c);
+    mark("finish_drained");
     CUpti_PCSamplingDisableParams p;
     memset(&p, 0, sizeof(p));
     p.size = CUpti_PCSamplingDisableParamsSize;
     p.ctx = c->ctx;
     CUptiResult r = cuptiPCSamplingDisable(&p);
     if (r != CUPTI_SUCCESS) write_error(c->uid, r, "Disable");
+    mark("finish_disabled");
     /* Disable flushes the last records into the configured buffer */
     if (c->config_buf.totalNumPcs) consume(c, &c->config_buf);
     c->enabled = 0;
@@ -1088,6 +1093,22 @@ static void finish_all(void)
         g_finished = 1;
     }
     pthread_mutex_unlock(&g_lock);
+    if (g_finalize && g_out) {
+        /* every record is written: what CUPTI would tear down later in the exit, done here (out of
+         * g_lock: CUPTI may call back, and callback() returns at once now that g_finished is set) */
+        if (g_activity) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiUnsubscribe(g_subscriber);
+        CUptiResult r = cuptiFinalize();
+        if (r != CUPTI_SUCCESS) write_error(0, r, "Finalize");
+        mark("finalized");
+    }
+}
+
+/* The library's destructor, after every atexit handler (GPA_CUPTI_TIMING): with the Z clock0
+ * record, where the exit's time goes (benchmarks/profiling/exit_cost.py). */
+__attribute__((destructor)) static void library_fini(void)
+{
+    mark("fini");
 }
 
 static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
@@ -1163,6 +1184,8 @@ int InitializeInjection(void)
     g_sleep_ms = (uint32_t)env_size("GPA_CUPTI_WORKER_SLEEP_MS", 0);
     const char *t = getenv("GPA_CUPTI_TIMING");
     g_timing = t && *t && strcmp(t, "0") != 0;
+    const char *fin = getenv("GPA_CUPTI_FINALIZE");
+    g_finalize = fin && *fin && strcmp(fin, "0") != 0;
     const char *mode = getenv("GPA_CUPTI_MODE");
     const char *off = getenv("GPA_CUPTI_NO_PCSAMPLING");
     if (mode && strcmp(mode, "counters") == 0) g_mode = GPA_MODE_COUNTERS;
@@ -1177,6 +1200,7 @@ int InitializeInjection(void)
     uint32_t api = 0;
     cuptiGetVersion(&api);
     fprintf(g_out, "V %d %u %u\n", GPA_FORMAT, api, g_period);
+    if (g_timing) fprintf(g_out, "Z clock0 %" PRIu64 "\n", g_t0);   /* CLOCK_MONOTONIC ns of "init" */
     mark("init");
     if (g_mode == GPA_MODE_COUNTERS)
         fprintf(g_out, "O counters %zu %zu %" PRIu64 "\n", g_nfilters, g_nmetrics, g_counter_launches);
