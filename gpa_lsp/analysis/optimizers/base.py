@@ -70,12 +70,15 @@ def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | 
     """Edges where ``keep`` is true (or a weight in 0..1 that scales the edge)."""
     out = []
     add = out.append
+    new = tuple.__new__     # e._replace(stall=..., latency=...) without its Python-level frames
     for e in edges:
         w = keep(e)
         if w is True:
             add(e)
-        elif w and float(w) > 0:
-            add(e._replace(stall=e.stall * float(w), latency=e.latency * float(w)))
+        elif w:
+            w = float(w)
+            if w > 0:
+                add(new(BlameEdge, (e[0], e[1], e[2], e[3], e[4] * w, e[5] * w, e[6])))
     if not out:
         return None
     return Match(tuple(out), *edge_sums(out))

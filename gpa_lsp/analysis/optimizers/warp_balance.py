@@ -40,6 +40,7 @@ from __future__ import annotations
 from ...sass.opcodes import SHARED_LOADS, SHARED_STORES, WAIT_BARRIERS
 from ...sass.operands import address_registers, memory_operand
 from ...sass.patterns import last_barriers, latency_barriers, round_trips
+from ..blame import BlameEdge
 from ..context import kernel_fact
 from ..deletion import vanishing_edges
 from .base import Match, Optimizer, edge_sums
@@ -118,7 +119,8 @@ class WarpBalance(Optimizer):
             tree |= shared_tree(ctx, fb.function)
             tree |= round_trips(fb.function)
             waits_on_loads |= latency_barriers(fb.function)
-        out = [m for m in (e._replace(def_=_barrier_before(ctx, e.def_)) for e in sync)
+        new = tuple.__new__     # e._replace(def_=...) without its Python-level frames (10^4 sync edges)
+        out = [m for m in (new(BlameEdge, (_barrier_before(ctx, e[0]),) + e[1:]) for e in sync)
                if m.def_ not in waits_on_loads]
         if not out and not tree:
             return None
@@ -129,5 +131,5 @@ class WarpBalance(Optimizer):
             # and what goes with the accesses: waits at them, their address arithmetic
             gone = [e for e in on_tree if e.reason != "synchronization"]
             gone += vanishing_edges(ctx, frozenset(tree), on_tree)
-            out += [e._replace(def_=_barrier_before(ctx, e.def_)) for e in gone]
+            out += [new(BlameEdge, (_barrier_before(ctx, e[0]),) + e[1:]) for e in gone]
         return Match(tuple(out), *edge_sums(out))
