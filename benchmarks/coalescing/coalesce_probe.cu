@@ -31,6 +31,7 @@
 //   coalesce_probe           runs every configuration once under ncu (record.sh)
 //   coalesce_probe --time    times each configuration (median of 5, cudaEvent) and prints it
 //   coalesce_probe --list    prints one line per configuration, in launch order
+#include "probe_timing.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -38,14 +39,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return 2;                                                                   \
-    }                                                                             \
-  } while (0)
 
 constexpr int K = 32;                 // steps per tile: a tile is 32 x K elements (4 KiB)
 constexpr long TILE = 32L * K;
@@ -179,19 +172,9 @@ int main(int argc, char** argv) {
           CHECK(cudaGetLastError());
           continue;
         }
-        go();   // warm-up
-        std::vector<float> ms;
-        for (int r = 0; r < 5; ++r) {
-          CHECK(cudaEventRecord(a));
-          go();
-          CHECK(cudaEventRecord(b));
-          CHECK(cudaEventSynchronize(b));
-          float m = 0.f;
-          CHECK(cudaEventElapsedTime(&m, a, b));
-          ms.push_back(m);
-        }
-        std::sort(ms.begin(), ms.end());
-        std::printf("%s foot=%s warps_per_sm=%d median_ms=%.5f\n", c.name, c.kind ? "dram" : kFoot[foot], warps, ms[2]);
+        float median = 0.f;
+        CHECK(median_ms(go, a, b, &median));
+        std::printf("%s foot=%s warps_per_sm=%d median_ms=%.5f\n", c.name, c.kind ? "dram" : kFoot[foot], warps, median);
       }
     }
   }

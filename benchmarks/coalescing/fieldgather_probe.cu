@@ -11,6 +11,7 @@
 //   fieldgather_probe           runs every configuration once (for ncu)
 //   fieldgather_probe --time    median of 5 timed runs of each configuration
 //   fieldgather_probe --list    one line per configuration, in launch order
+#include "probe_timing.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,14 +19,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return 2;                                                                   \
-    }                                                                             \
-  } while (0)
 
 constexpr int N = 1 << 22;
 constexpr int BIG = 1 << 24, SMALL = 1 << 16;
@@ -113,19 +106,9 @@ int main(int argc, char** argv) {
         CHECK(cudaGetLastError());
         continue;
       }
-      go();
-      std::vector<float> ms;
-      for (int r = 0; r < 5; ++r) {
-        CHECK(cudaEventRecord(e0));
-        go();
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float v = 0.f;
-        CHECK(cudaEventElapsedTime(&v, e0, e1));
-        ms.push_back(v);
-      }
-      std::sort(ms.begin(), ms.end());
-      std::printf("%s foot=%s median_ms=%.5f\n", kModes[m], foot == 0 ? "dram" : "l2", ms[2]);
+      float median = 0.f;
+      CHECK(median_ms(go, e0, e1, &median));
+      std::printf("%s foot=%s median_ms=%.5f\n", kModes[m], foot == 0 ? "dram" : "l2", median);
     }
   }
   if (!list) CHECK(cudaDeviceSynchronize());

@@ -30,6 +30,7 @@
 //   lanewalk_probe           runs every configuration once (for ncu)
 //   lanewalk_probe --time    median of 5 timed runs of each configuration
 //   lanewalk_probe --list    one line per configuration, in launch order
+#include "probe_timing.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -37,14 +38,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return 2;                                                                   \
-    }                                                                             \
-  } while (0)
 
 constexpr long NNZ = 1L << 25;    // elements walked in every configuration
 constexpr int NX = 1 << 20;       // x: 4 MiB
@@ -168,19 +161,9 @@ int main(int argc, char** argv) {
             CHECK(cudaGetLastError());
             continue;
           }
-          go();   // warm-up
-          std::vector<float> ms;
-          for (int i = 0; i < 5; ++i) {
-            CHECK(cudaEventRecord(a));
-            go();
-            CHECK(cudaEventRecord(b));
-            CHECK(cudaEventSynchronize(b));
-            float v = 0.f;
-            CHECK(cudaEventElapsedTime(&v, a, b));
-            ms.push_back(v);
-          }
-          std::sort(ms.begin(), ms.end());
-          std::printf("%s L=%d gather=%d warps_per_sm=%d median_ms=%.5f\n", m.name, L, gather, warps, ms[2]);
+          float median = 0.f;
+          CHECK(median_ms(go, a, b, &median));
+          std::printf("%s L=%d gather=%d warps_per_sm=%d median_ms=%.5f\n", m.name, L, gather, warps, median);
         }
       }
     }

@@ -92,19 +92,9 @@ int main(int argc, char** argv) {
             CHECK(cudaGetLastError());
             continue;
           }
-          go();   // warm-up
-          std::vector<float> ms;
-          for (int i = 0; i < 5; ++i) {
-            CHECK(cudaEventRecord(a));
-            go();
-            CHECK(cudaEventRecord(b));
-            CHECK(cudaEventSynchronize(b));
-            float v = 0.f;
-            CHECK(cudaEventElapsedTime(&v, a, b));
-            ms.push_back(v);
-          }
-          std::sort(ms.begin(), ms.end());
-          std::printf("%s L=%d gather=%d warps_per_sm=%d median_ms=%.5f\n", m.name, L, gather, warps, ms[2]);
+          float median = 0.f;
+          CHECK(median_ms(go, a, b, &median));
+          std::printf("%s L=%d gather=%d warps_per_sm=%d median_ms=%.5f\n", m.name, L, gather, warps, median);
         }
       }
     }

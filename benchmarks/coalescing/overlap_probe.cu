@@ -18,6 +18,7 @@
 //   overlap_probe           runs every configuration once (for ncu)
 //   overlap_probe --time    median of 5 timed runs of each configuration
 //   overlap_probe --list    one line per configuration, in launch order
+#include "probe_timing.cuh"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,14 +26,6 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                               \
-  do {                                                                            \
-    cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "CUDA error %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return 2;                                                                   \
-    }                                                                             \
-  } while (0)
 
 constexpr int TILE = 4096;   // floats: 16 KiB
 constexpr int LOADS = 8;
@@ -111,19 +104,9 @@ int main(int argc, char** argv) {
         CHECK(cudaGetLastError());
         continue;
       }
-      go();   // warm-up
-      std::vector<float> ms;
-      for (int i = 0; i < 5; ++i) {
-        CHECK(cudaEventRecord(a));
-        go();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float v = 0.f;
-        CHECK(cudaEventElapsedTime(&v, a, b));
-        ms.push_back(v);
-      }
-      std::sort(ms.begin(), ms.end());
-      std::printf("mix_l%d_a%d warps_per_sm=%d median_ms=%.5f\n", md.lines, md.alu, warps, ms[2]);
+      float median = 0.f;
+      CHECK(median_ms(go, a, b, &median));
+      std::printf("mix_l%d_a%d warps_per_sm=%d median_ms=%.5f\n", md.lines, md.alu, warps, median);
     }
   }
   if (!list) CHECK(cudaDeviceSynchronize());
