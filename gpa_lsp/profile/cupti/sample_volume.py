@@ -26,6 +26,8 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .json_store import read_entries, write_entries
+
 # generous on purpose: the H100 held probe's 553 K samples in 64 MB (about 120 B a sample with
 # no drain at all); 128 B a sample rounds probe up to 128 MB, which cost the same as 64 MB there
 BYTES_PER_SAMPLE = 128
@@ -42,18 +44,10 @@ def harness_key(command: Sequence[str] | str, cwd: str | os.PathLike, env: Mappi
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def _read(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def previous(path: str | os.PathLike, key: str) -> dict | None:
     """The entry of the last run of this harness: {period, samples, hw_bytes, full, filled_at}; None
     if none. ``filled_at``: the largest buffer sized here that filled on this harness (0: none)."""
-    entry = _read(Path(path)).get(key)
+    entry = read_entries(Path(path)).get(key)
     if not isinstance(entry, dict):
         return None
     try:
@@ -70,21 +64,13 @@ def remember(path: str | os.PathLike, key: str, *, period: int, samples: int, hw
     ``filled_at``: a buffer sized here that filled in this run, kept with the earlier ones' largest
     so that the harness is not given it again (and run twice every time)."""
     p = Path(path)
-    doc = _read(p)
+    doc = read_entries(p)
     old = doc.pop(key, None)
     if isinstance(old, dict) and isinstance(old.get("filled_at"), int):
         filled_at = max(filled_at, old["filled_at"])
     doc[key] = {"period": period, "samples": samples, "hw_bytes": hw_bytes, "full": bool(full),
                 "filled_at": filled_at}
-    while len(doc) > MAX_ENTRIES:                     # oldest first (dicts keep insertion order)
-        doc.pop(next(iter(doc)))
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1))
-        os.replace(tmp, p)
-    except OSError:
-        pass
+    write_entries(p, doc, MAX_ENTRIES)
 
 
 def sized(entry: dict | None, period: int, default: int) -> int | None:

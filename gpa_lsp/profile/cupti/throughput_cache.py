@@ -34,6 +34,7 @@ from typing import Mapping, Sequence
 
 from ..cubins import code_hash
 from ..model import Kernel, Profile
+from .json_store import read_entries, write_entries
 
 FILE = "throughput-cache.json"
 MAX_ENTRIES = 256
@@ -56,18 +57,10 @@ def kernel_key(profile: Profile, kernel: Kernel, cubins: Mapping[str, bytes], ha
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def _read(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 def lookup(path: str | os.PathLike, key: str) -> tuple[dict[str, float], str] | None:
     """(metric -> value, when it was measured) of the entry under ``key``; None when there is none
     or it is damaged."""
-    entry = _read(Path(path)).get(key)
+    entry = read_entries(Path(path)).get(key)
     if not isinstance(entry, dict) or not isinstance(entry.get("values"), dict):
         return None
     values: dict[str, float] = {}
@@ -84,17 +77,9 @@ def remember(path: str | os.PathLike, measured: Mapping[str, Mapping[str, float]
     if not measured:
         return
     p = Path(path)
-    doc = _read(p)
+    doc = read_entries(p)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for key, values in measured.items():
         doc.pop(key, None)
         doc[key] = {"values": {str(m): float(v) for m, v in values.items()}, "measured_at": stamp}
-    while len(doc) > MAX_ENTRIES:                     # oldest first (dicts keep insertion order)
-        doc.pop(next(iter(doc)))
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1))
-        os.replace(tmp, p)
-    except OSError:
-        pass
+    write_entries(p, doc, MAX_ENTRIES)
