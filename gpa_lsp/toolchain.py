@@ -13,10 +13,10 @@ import functools
 import importlib.util
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
+from . import procs
 from .errors import BuildError, ToolNotFound
 
 _HINTS = {
@@ -87,7 +87,7 @@ def tool_env() -> dict[str, str]:
 
 def run_tool(argv: Sequence[str], *, timeout: float = 300) -> str:
     """Run a tool (argument list, never a shell string) and return stdout; raise on failure."""
-    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=tool_env())
+    proc = procs.run_tool(list(argv), timeout=timeout, env=tool_env())    # its process group killed on timeout
     if proc.returncode != 0:
         raise BuildError(
             f"{Path(argv[0]).name} failed with exit code {proc.returncode}",
@@ -104,7 +104,7 @@ def compile_cubin(source: str | os.PathLike, out: str | os.PathLike, *, arch: st
     if "-lineinfo" not in argv and "-G" not in argv:
         argv.append("-lineinfo")
     argv += ["-o", str(out), str(source)]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    proc = procs.run_tool(argv, timeout=600)      # nvcc and its cicc/ptxas killed together on timeout
     if proc.returncode != 0:
         raise BuildError(f"nvcc failed to compile {source}", "fix the errors reported by nvcc", output=proc.stderr)
     return Path(out)

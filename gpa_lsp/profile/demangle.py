@@ -23,6 +23,8 @@ import shutil
 import subprocess
 from typing import Iterable
 
+from .. import procs
+
 
 def _filter(names: list[str]) -> dict[str, str] | None:
     """c++filt over ``names`` (sorted, unique, not empty): name -> demangled, None when it cannot run."""
@@ -30,7 +32,7 @@ def _filter(names: list[str]) -> dict[str, str] | None:
     if not tool:
         return None
     try:
-        proc = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=30)
+        proc = procs.run_tool([tool], input="\n".join(names) + "\n", timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
     lines = proc.stdout.splitlines()

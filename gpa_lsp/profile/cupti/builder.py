@@ -16,11 +16,11 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import procs
 from ...errors import BuildError, ToolNotFound
 from ...install import pip_extra
 
@@ -161,11 +161,11 @@ def injection_library(cupti: CuptiInstall | None = None, *, force: bool = False)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         out = Path(tmp) / LIBNAME
-        proc = subprocess.run(compile_argv(cc, cupti, out), capture_output=True, text=True, timeout=300)
+        # in its own process group, killed whole on timeout (the compiler's own children too)
+        proc = procs.run_tool(compile_argv(cc, cupti, out), timeout=300)
         if proc.returncode != 0:
             # no Range Profiler in this CUPTI: sampling still works, unit throughput falls back to ncu
-            proc = subprocess.run(compile_argv(cc, cupti, out, range_profiler=False), capture_output=True,
-                                  text=True, timeout=300)
+            proc = procs.run_tool(compile_argv(cc, cupti, out, range_profiler=False), timeout=300)
         if proc.returncode != 0:
             raise BuildError("could not compile the CUPTI injection library",
                              f"check the C compiler and the CUPTI headers in {cupti.include}",
