@@ -37,7 +37,7 @@ REASONS = [("long_scoreboard", 30), ("short_scoreboard", 10), ("wait", 15), ("no
            ("barrier", 3), ("branch_resolving", 2)]
 
 
-def synthetic_profile(program, kernel_name: str, share: float = 0.9, seed: int = 1) -> Profile:
+def synthetic_profile(program, kernel_name: str, share: float = 0.9, seed: int = 1, grid: int = 1024) -> Profile:
     rng = random.Random(seed)
     fn = program.function(kernel_name)
     names, weights = zip(*REASONS)
@@ -56,7 +56,7 @@ def synthetic_profile(program, kernel_name: str, share: float = 0.9, seed: int =
             pcs.append(PCStats(program.cubin_sha256, kernel_name, ins.offset, tuple(sorted(stalls.items())),
                                tuple(sorted(ni.items()))))
     k = Kernel(kernel_name, fn.demangled, program.cubin_sha256,
-               launches=(Launch((1024, 1, 1), (256, 1, 1), registers=fn.registers),))
+               launches=(Launch((grid, 1, 1), (256, 1, 1), registers=fn.registers),))
     return Profile("synthetic", Device("H100", 90, 132), (k,), tuple(pcs))
 
 

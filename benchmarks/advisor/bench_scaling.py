@@ -4,6 +4,8 @@ Two families of generated kernels, compiled once with nvcc (kept in ``--work``):
 
 * ``many_loops``: N short loops in sequence, each over a trip count read at run time
   (bench_many_loops.py's kernel; the shape that made reaching definitions quadratic);
+* ``many_loops_small_grid`` (``--small-grid``): the same cubins launched with 64 blocks, under half a
+  wave, where Block Increase runs the work-loop analysis (analysis/worksplit.py) that a full grid skips;
 * ``unrolled``: straight-line code (a fully unrolled body, sw_icache's shape) of about
   ``--unrolled`` instructions, generated as PTX (see ``generate_unrolled``).
 
@@ -20,7 +22,7 @@ the Program is built (the measurement behind ``gpa_lsp/gcpause.py``).
 
 No GPU needed.
 
-    python benchmarks/advisor/bench_scaling.py [--loops 120 500 1200 2400]
+    python benchmarks/advisor/bench_scaling.py [--loops 120 500 1200 2400] [--small-grid 2400]
         [--unrolled 25000 50000 100000 200000] [--repeat 3] [--gc] [--json F]
 """
 
@@ -47,6 +49,12 @@ from bench_many_loops import KERNEL as LOOPS_KERNEL, generate as generate_loops 
 from gpa_lsp.toolchain import compile_cubin, find_tool, tool_env  # noqa: E402
 
 UNROLLED_KERNEL = "unrolled"
+# the synthesised launch: 1024 blocks of 256 threads fill the H100 (one wave or more); 64 blocks are
+# under half a wave, where Block Increase looks for work loops to cut into strips
+# (analysis/worksplit.py's whole-function analyses, which a full grid never runs)
+FULL_GRID = 1024
+SMALL_GRID = 64
+SMALL_GRID_FAMILY = "many_loops_small_grid"
 INSTRUCTIONS_PER_STATEMENT = 4.0     # measured: 10,000 statements -> 40,024 SASS instructions (sm_90)
 
 
@@ -121,9 +129,9 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def ours(cubin: Path, kernel: str, repeat: int, gc_on: bool) -> dict:
+def ours(cubin: Path, kernel: str, repeat: int, gc_on: bool, grid: int = FULL_GRID) -> dict:
     """Median of ``repeat`` fresh processes (``--child``)."""
-    argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(cubin), kernel]
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(cubin), kernel, str(grid)]
     if gc_on:
         argv.append("--gc-on")
     rows = [json.loads(_wait(argv)[2]) for _ in range(repeat)]
@@ -134,7 +142,7 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child(cubin: str, kernel: str, gc_on: bool) -> int:
+def child(cubin: str, kernel: str, grid: int, gc_on: bool) -> int:
     """One measurement in this process: load_program, then analyze; JSON on stdout."""
     from bench_advisor import synthetic_profile
 
@@ -148,7 +156,7 @@ def child(cubin: str, kernel: str, gc_on: bool) -> int:
     program = sass_program.load_program(cubin)
     load_s = _cpu() - t
     load_mb = _rss_mb()
-    profile = synthetic_profile(program, kernel)
+    profile = synthetic_profile(program, kernel, grid=grid)
     programs = {program.cubin_sha256: program}
     t = _cpu()
     analyze(programs, profile)
@@ -160,10 +168,11 @@ def child(cubin: str, kernel: str, gc_on: bool) -> int:
 
 
 def row(family: str, size: int, work: Path, repeat: int, gc: bool) -> dict:
-    cubin = cubin_for(family, size, work)
-    kernel = LOOPS_KERNEL if family == "many_loops" else UNROLLED_KERNEL
+    small = family == SMALL_GRID_FAMILY
+    cubin = cubin_for("many_loops" if small else family, size, work)
+    kernel = UNROLLED_KERNEL if family == "unrolled" else LOOPS_KERNEL
     ref = nvdisasm(cubin, repeat)
-    got = ours(cubin, kernel, repeat, gc_on=False)
+    got = ours(cubin, kernel, repeat, gc_on=False, grid=SMALL_GRID if small else FULL_GRID)
     out = {"family": family, "size": size, "instructions": int(got["instructions"]),
            "sampled_pcs": int(got["sampled_pcs"]),
            "nvdisasm_s": round(ref["seconds"], 3), "nvdisasm_peak_mb": round(ref["peak_mb"], 1),
@@ -196,11 +205,13 @@ def _table(rows: list[dict], gc: bool) -> str:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        return child(sys.argv[2], sys.argv[3], "--gc-on" in sys.argv[4:])
+        return child(sys.argv[2], sys.argv[3], int(sys.argv[4]), "--gc-on" in sys.argv[5:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loops", type=int, nargs="*", default=[120, 500, 1200, 2400])
     ap.add_argument("--unrolled", type=int, nargs="*", default=[25_000, 50_000, 100_000, 200_000],
                     help="approximate instruction counts of the unrolled family")
+    ap.add_argument("--small-grid", type=int, nargs="*", default=[2400],
+                    help=f"loop counts of many_loops also analysed with a {SMALL_GRID}-block launch (under half a wave)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gc", action="store_true", help="also time load_program with the GC left on")
     ap.add_argument("--work", type=Path, default=Path("/tmp/gpa-bench-scaling"),
@@ -208,7 +219,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = ap.parse_args()
     rows = []
-    for family, sizes in (("many_loops", args.loops), ("unrolled", args.unrolled)):
+    for family, sizes in (("many_loops", args.loops), (SMALL_GRID_FAMILY, args.small_grid),
+                          ("unrolled", args.unrolled)):
         for size in sizes:
             rows.append(row(family, size, args.work, args.repeat, args.gc))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
