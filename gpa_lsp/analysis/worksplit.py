@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from gpa_lsp.sass.model import Function
 
-from ..sass.defuse import register_defs, register_uses
+from ..sass.defuse import ZERO_REGISTERS, register_defs, register_uses
 from ..sass.operands import address_registers, memory_operand
 from .flow import forward_blocks, loop_scopes, with_cfg
 
@@ -75,55 +75,105 @@ def _sources(ins) -> tuple[bool, bool]:
     return False, base in _DATA_OPS
 
 
-def _taint_before(function: Function) -> _BeforeStates:
+class _Flow:
+    """What the forward analyses and liveness share, computed once per function: each instruction's
+    register uses and defs (``register_uses``/``register_defs`` allocate a set per call, and the
+    fixpoints ask for each instruction two to three times), the non-empty blocks in layout order with
+    each one's instruction indices, and its predecessors and successors over the fallthrough and
+    branch edges (``forward_blocks``'s)."""
+
+    def __init__(self, function: Function) -> None:
+        ins_list = function.instructions
+        # register_uses/register_defs, as one set difference each
+        self.uses = [frozenset(ins.srcs) - ZERO_REGISTERS for ins in ins_list]
+        self.defs = [frozenset(ins.dsts) - ZERO_REGISTERS for ins in ins_list]
+        pos, self.blocks, self.preds = forward_blocks(function)
+        self.pos = pos
+        self.members = {b.start: [pos[off] for off in b.instructions] for b in self.blocks}
+        self.succs: dict[int, list[int]] = {b.start: [] for b in self.blocks}
+        for dst, srcs in self.preds.items():
+            for src in srcs:
+                if src in self.succs:
+                    self.succs[src].append(dst)
+
+
+def _fixpoint(run, out: dict, order, feeds) -> None:
+    """Iterate ``out[b] = run(b)`` over the blocks in ``order`` until nothing changes; a block is run
+    again only when a block it reads changed since its last run (``feeds[b]``: the blocks that read
+    ``b``'s state, due again when it changes).
+
+    Why this gives the same states as the round-robin over all blocks it replaced: the analyses are
+    monotone and start from the empty state, so any order that runs every block whose inputs
+    changed reaches the same least fixpoint; skipping the unchanged ones is what makes a kernel of
+    thousands of loops cost about one pass and its loop bodies a second, not two whole passes."""
+    due = {b.start for b in order}
+    while due:
+        for b in order:
+            if b.start not in due:
+                continue
+            due.discard(b.start)
+            new = run(b)
+            if new != out[b.start]:
+                out[b.start] = new
+                due.update(feeds[b.start])
+
+
+def _taint_before(function: Function, flow: _Flow | None = None) -> _BeforeStates:
     """Per instruction index: the registers that may hold a value derived from the thread's
     identity, and those that may hold one derived from memory, on entry (forward may-analysis over
     the CFG, union at joins; a guarded def keeps what the register held)."""
     ins_list = function.instructions
-    pos, blocks, preds = forward_blocks(function)
+    flow = flow or _Flow(function)
+    uses, defs, preds, members = flow.uses, flow.defs, flow.preds, flow.members
+    sources = [_sources(ins) for ins in ins_list]
+    guarded = [bool(ins.predicate) for ins in ins_list]
 
-    def transfer(ins, thread: set[str], data: set[str]) -> None:
-        uses = register_uses(ins)
-        t, d = _sources(ins)
-        t = t or bool(uses & thread)
-        d = d or bool(uses & data)
-        for reg in register_defs(ins):
-            for taint, on in ((thread, t), (data, d)):
-                if on:
-                    taint.add(reg)
-                elif not ins.predicate:
-                    taint.discard(reg)
+    def transfer(i: int, thread: set[str], data: set[str]) -> None:
+        d_i = defs[i]
+        if not d_i:
+            return
+        u = uses[i]
+        t, d = sources[i]
+        t = t or not u.isdisjoint(thread)
+        d = d or not u.isdisjoint(data)
+        if t:
+            thread |= d_i
+        elif not guarded[i]:
+            thread -= d_i
+        if d:
+            data |= d_i
+        elif not guarded[i]:
+            data -= d_i
 
-    out: dict[int, tuple[frozenset[str], frozenset[str]]] = {b.start: (frozenset(), frozenset()) for b in blocks}
+    empty = (frozenset(), frozenset())
+    out: dict[int, tuple[frozenset[str], frozenset[str]]] = {b.start: empty for b in flow.blocks}
 
     def entry_state(b) -> tuple[set[str], set[str]]:
         thread: set[str] = set()
         data: set[str] = set()
         for p in preds[b.start]:
-            t, d = out.get(p, (frozenset(), frozenset()))
+            t, d = out.get(p, empty)
             thread |= t
             data |= d
         return thread, data
 
-    changed = True
-    while changed:
-        changed = False
-        for b in blocks:
-            thread, data = entry_state(b)
-            for off in b.instructions:
-                transfer(ins_list[pos[off]], thread, data)
-            new = (frozenset(thread), frozenset(data))
-            if new != out[b.start]:
-                out[b.start] = new
-                changed = True
-    def replay(b) -> list:
+    def run(b):
         thread, data = entry_state(b)
-        states = []
-        for off in b.instructions:
-            states.append((frozenset(thread), frozenset(data)))
-            transfer(ins_list[pos[off]], thread, data)
+        for i in members[b.start]:
+            transfer(i, thread, data)
+        return (frozenset(thread), frozenset(data))
+
+    _fixpoint(run, out, flow.blocks, flow.succs)
+
+    def replay(b, wanted: set[int]) -> dict:
+        thread, data = entry_state(b)
+        states = {}
+        for j, i in enumerate(members[b.start]):
+            if j in wanted:
+                states[j] = (frozenset(thread), frozenset(data))
+            transfer(i, thread, data)
         return states
-    return _BeforeStates(blocks, pos, replay)
+    return _BeforeStates(flow, replay)
 
 
 _SCALARS = {"bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
@@ -165,79 +215,116 @@ def pointer_offsets(demangled: str) -> frozenset[int] | None:
     return frozenset(out)
 
 
-def _pointer_params(function: Function, pointers: frozenset[int]) -> _BeforeStates:
+def _pointer_params(function: Function, pointers: frozenset[int], flow: _Flow | None = None) -> _BeforeStates:
     """Per instruction index: for each register, the pointer parameters (their constant-bank
     offsets, ``pointers``) its value derives from on entry (``_UNKNOWN`` for a value loaded from
-    memory); forward may-analysis, union at joins, a guarded def keeps what the register held."""
+    memory); forward may-analysis, union at joins, a guarded def keeps what the register held.
+    A state holds only the registers with a non-empty set (a register not in it derives from no
+    parameter): the states stay small where most registers hold plain values, and a join or a
+    comparison costs what they hold, not the register file."""
     ins_list = function.instructions
-    pos, blocks, preds = forward_blocks(function)
-
-    def transfer(ins, state: dict[str, frozenset[int]]) -> None:
+    flow = flow or _Flow(function)
+    uses, defs, preds, members = flow.uses, flow.defs, flow.preds, flow.members
+    loaded = frozenset({_UNKNOWN})
+    nothing: frozenset[int] = frozenset()
+    # per instruction: None (no register def), or (the parameters it reads itself, or ``loaded``;
+    # whether its uses add theirs; guarded)
+    step: list = []
+    for i, ins in enumerate(ins_list):
+        if not defs[i]:
+            step.append(None)
+            continue
         m = ins.memory
         if m is not None and m.space != "constant" and (m.load or m.atomic):
-            got = frozenset({_UNKNOWN})
+            step.append((loaded, False, bool(ins.predicate)))
         else:
-            got = frozenset(off for bank, off in ins.cbank if bank == 0 and off in pointers)
-            for r in register_uses(ins):
-                got |= state.get(r, frozenset())
-        for reg in register_defs(ins):
-            state[reg] = got | state.get(reg, frozenset()) if ins.predicate else got
+            own = frozenset(off for bank, off in ins.cbank if bank == 0 and off in pointers)
+            step.append((own, True, bool(ins.predicate)))
+
+    def transfer(i: int, state: dict[str, frozenset[int]]) -> None:
+        st = step[i]
+        if st is None:
+            return
+        got, from_uses, guard = st
+        if from_uses:
+            for r in uses[i]:
+                v = state.get(r)
+                if v:
+                    got = got | v
+        if guard:
+            if got:
+                for reg in defs[i]:
+                    state[reg] = got | state.get(reg, nothing)
+        elif got:
+            for reg in defs[i]:
+                state[reg] = got
+        else:
+            for reg in defs[i]:
+                state.pop(reg, None)
 
     def merged(b) -> dict[str, frozenset[int]]:
+        ps = preds[b.start]
+        if len(ps) == 1:
+            return dict(out.get(ps[0], {}))
         state: dict[str, frozenset[int]] = {}
-        for p in preds[b.start]:
+        for p in ps:
             for r, v in out.get(p, {}).items():
-                state[r] = state.get(r, frozenset()) | v
+                w = state.get(r)
+                state[r] = v if w is None else w | v
         return state
 
-    out: dict[int, dict[str, frozenset[int]]] = {b.start: {} for b in blocks}
-    changed = True
-    while changed:
-        changed = False
-        for b in blocks:
-            state = merged(b)
-            for off in b.instructions:
-                transfer(ins_list[pos[off]], state)
-            if state != out[b.start]:
-                out[b.start] = state
-                changed = True
-    def replay(b) -> list:
+    out: dict[int, dict[str, frozenset[int]]] = {b.start: {} for b in flow.blocks}
+
+    def run(b):
         state = merged(b)
-        states = []
-        for off in b.instructions:
-            states.append(dict(state))
-            transfer(ins_list[pos[off]], state)
+        for i in members[b.start]:
+            transfer(i, state)
+        return state
+
+    _fixpoint(run, out, flow.blocks, flow.succs)
+
+    def replay(b, wanted: set[int]) -> dict:
+        state = merged(b)
+        states = {}
+        for j, i in enumerate(members[b.start]):
+            if j in wanted:
+                states[j] = dict(state)
+            transfer(i, state)
         return states
-    return _BeforeStates(blocks, pos, replay)
+    return _BeforeStates(flow, replay)
 
 
 class _BeforeStates:
-    """Instruction index -> an analysis' state on entry to it, as a dict's ``get`` answers, computed a
-    block at a time when first asked (``replay(block)``: the states before each of its instructions,
-    from the converged block-entry states).
+    """Instruction index -> an analysis' state on entry to it (``at``), computed from the converged
+    block-entry states when asked (``replay(block, positions)``: the states before those of its
+    instructions).
 
     Why not a dict filled for every instruction: ``work_loops`` asks at a loop's exits, header and
     memory accesses only, and a copy of the state per instruction cost more than the fixpoint
-    itself on kernels of thousands of loops (and ~170 MB at 47k instructions)."""
+    itself on kernels of thousands of loops (and ~170 MB at 47k instructions). ``at`` answers many
+    indices with one replay per block."""
 
-    def __init__(self, blocks, pos: dict[int, int], replay) -> None:
-        self._where: dict[int, tuple[int, int]] = {}       # index -> (block number, position in it)
-        for k, b in enumerate(blocks):
-            for j, off in enumerate(b.instructions):
-                self._where[pos[off]] = (k, j)
-        self._blocks = blocks
+    def __init__(self, flow: _Flow, replay) -> None:
+        self._where: dict[int, tuple[int, int]] = {}       # index -> (block start, position in it)
+        self._block = {b.start: b for b in flow.blocks}
+        for b in flow.blocks:
+            for j, i in enumerate(flow.members[b.start]):
+                self._where[i] = (b.start, j)
         self._replay = replay
-        self._done: dict[int, list] = {}
 
-    def get(self, index: int, default=None):
-        at = self._where.get(index)
-        if at is None:
-            return default
-        k, j = at
-        states = self._done.get(k)
-        if states is None:
-            states = self._done[k] = self._replay(self._blocks[k])
-        return states[j]
+    def at(self, indices) -> dict:
+        """Index -> state for each of ``indices`` that lies in a block."""
+        by_block: dict[int, dict[int, int]] = {}
+        for i in indices:
+            w = self._where.get(i)
+            if w is not None:
+                by_block.setdefault(w[0], {})[w[1]] = i
+        got = {}
+        for start, wanted in by_block.items():
+            states = self._replay(self._block[start], set(wanted))
+            for j, i in wanted.items():
+                got[i] = states[j]
+        return got
 
 
 def _reads_what_it_writes(function: Function, members, params) -> bool:
@@ -245,6 +332,7 @@ def _reads_what_it_writes(function: Function, members, params) -> bool:
     the same kernel parameter, or one comes from memory."""
     loads: set[int] = set()
     stores: set[int] = set()
+    accesses = []
     for i in members:
         ins = function.instructions[i]
         m = ins.memory
@@ -252,7 +340,10 @@ def _reads_what_it_writes(function: Function, members, params) -> bool:
             continue
         brackets = (memory_operand(ins.operands) or "").rsplit("[", 1)
         regs = address_registers("[" + brackets[-1]) if len(brackets) > 1 else frozenset()
-        got = set().union(*(params.get(i, {}).get(r, frozenset()) for r in regs)) if regs else set()
+        accesses.append((i, m, regs))
+    before = params.at([i for i, _, regs in accesses if regs])     # one replay per block
+    for i, m, regs in accesses:
+        got = set().union(*(before.get(i, {}).get(r, frozenset()) for r in regs)) if regs else set()
         if m.store or m.atomic:
             stores |= got
         if m.load:
@@ -260,36 +351,29 @@ def _reads_what_it_writes(function: Function, members, params) -> bool:
     return bool(loads & stores) or (_UNKNOWN in loads and bool(stores)) or (_UNKNOWN in stores and bool(loads))
 
 
-def _live_in(function: Function) -> dict[int, frozenset[str]]:
+def _live_in(function: Function, flow: _Flow | None = None) -> dict[int, frozenset[str]]:
     """Registers live on entry to each block (backward liveness; a guarded def kills nothing)."""
     ins_list = function.instructions
-    pos = {ins.offset: i for i, ins in enumerate(ins_list)}
-    blocks = [b for b in function.blocks if b.instructions]
-    succs: dict[int, list[int]] = {b.start: [] for b in blocks}
-    for e in function.edges:
-        if e.kind in ("fallthrough", "taken", "not_taken") and e.src in succs and e.dst in succs:
-            succs[e.src].append(e.dst)
+    flow = flow or _Flow(function)
+    uses, defs, succs = flow.uses, flow.defs, flow.succs
     gen_kill = {}
-    for b in blocks:
+    for b in flow.blocks:
         gen: set[str] = set()
         kill: set[str] = set()
-        for off in b.instructions:
-            ins = ins_list[pos[off]]
-            gen |= register_uses(ins) - kill
-            if not ins.predicate:
-                kill |= register_defs(ins)
+        for i in flow.members[b.start]:
+            gen |= uses[i] - kill
+            if not ins_list[i].predicate:
+                kill |= defs[i]
         gen_kill[b.start] = (frozenset(gen), frozenset(kill))
-    live: dict[int, frozenset[str]] = {b.start: frozenset() for b in blocks}
-    changed = True
-    while changed:
-        changed = False
-        for b in reversed(blocks):
-            out = frozenset().union(*(live[s] for s in succs[b.start]))
-            gen, kill = gen_kill[b.start]
-            new = gen | (out - kill)
-            if new != live[b.start]:
-                live[b.start] = new
-                changed = True
+    live: dict[int, frozenset[str]] = {b.start: frozenset() for b in flow.blocks}
+
+    def run(b):
+        out = frozenset().union(*(live[s] for s in succs[b.start]))
+        gen, kill = gen_kill[b.start]
+        return gen | (out - kill)
+
+    readers = {b.start: [p for p in flow.preds[b.start] if p in live] for b in flow.blocks}
+    _fixpoint(run, live, flow.blocks[::-1], readers)
     return live
 
 
@@ -358,7 +442,7 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
     if not fn.loops:
         return ()
     ins_list = fn.instructions
-    taint = live = params = None
+    taint = live = params = flow = None
     by_start = {b.start: b for b in fn.blocks}
     # function-wide indexes, built once: per loop, a scan of every instruction, loop and edge made
     # this quadratic in a kernel of many loops in sequence (issue 16: 26 s at 2,400 loops)
@@ -394,26 +478,23 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
         if not exits:
             continue
         if taint is None:
-            taint, live = _taint_before(fn), _live_in(fn)
+            flow = _Flow(fn)
+            taint, live = _taint_before(fn, flow), _live_in(fn, flow)
             pointers = pointer_offsets(fn.demangled or "")
-            params = _pointer_params(fn, pointers) if pointers is not None else None
+            params = _pointer_params(fn, pointers, flow) if pointers is not None else None
         if params is not None and _reads_what_it_writes(fn, members, params):
             continue
-        bad_exit = False
-        for br in exits:
-            thread, data = taint.get(index[br.offset], (frozenset(), frozenset()))
-            if register_uses(br) & (thread | data):
-                bad_exit = True
-                break
-        if bad_exit:
+        before = taint.at([index[br.offset] for br in exits])     # one replay per block
+        if any(flow.uses[index[br.offset]] & (thread | data)
+               for br in exits for thread, data in [before.get(index[br.offset], (frozenset(), frozenset()))]):
             continue
-        written = set().union(*(register_defs(ins_list[i]) for i in members))
+        written = set().union(*(flow.defs[i] for i in members))
         carried = live[loop.header] & written
         regs = {r for r in carried if not r.startswith(("P", "UP"))}
         preds = carried - regs
         if regs & _non_affine_at_header(fn, lp, body, index, edges_to):
             continue
-        _, data_in = taint.get(index[loop.header], (frozenset(), frozenset()))
+        _, data_in = taint.at((index[loop.header],)).get(index[loop.header], (frozenset(), frozenset()))
         if preds & data_in:
             continue
         latch = max((e.src for e in edges_to.get(loop.header, ()) if e.src in loop.blocks), default=None)
