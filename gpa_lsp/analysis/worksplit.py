@@ -477,17 +477,18 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
                   and ins_list[i].base_opcode in ("EXIT", "RET", "BREAK", "BRK")]
         if not exits:
             continue
+        # the tests are a conjunction: the cheaper ones first, each whole-function analysis made
+        # when a loop first gets that far (a kernel whose loops all stop at the exit test never
+        # pays for liveness or the pointer parameters)
         if taint is None:
             flow = _Flow(fn)
-            taint, live = _taint_before(fn, flow), _live_in(fn, flow)
-            pointers = pointer_offsets(fn.demangled or "")
-            params = _pointer_params(fn, pointers, flow) if pointers is not None else None
-        if params is not None and _reads_what_it_writes(fn, members, params):
-            continue
+            taint = _taint_before(fn, flow)
         before = taint.at([index[br.offset] for br in exits])     # one replay per block
         if any(flow.uses[index[br.offset]] & (thread | data)
                for br in exits for thread, data in [before.get(index[br.offset], (frozenset(), frozenset()))]):
             continue
+        if live is None:
+            live = _live_in(fn, flow)
         written = set().union(*(flow.defs[i] for i in members))
         carried = live[loop.header] & written
         regs = {r for r in carried if not r.startswith(("P", "UP"))}
@@ -499,6 +500,11 @@ def work_loops(function: Function) -> tuple[WorkLoop, ...]:
             continue
         latch = max((e.src for e in edges_to.get(loop.header, ()) if e.src in loop.blocks), default=None)
         if latch is None:
+            continue
+        if params is None:
+            pointers = pointer_offsets(fn.demangled or "")
+            params = _pointer_params(fn, pointers, flow) if pointers is not None else False
+        if params and _reads_what_it_writes(fn, members, params):
             continue
         update = by_start[latch].instructions[-1]
         found.append(WorkLoop(lp.header_offset, update, lp.line, members))
