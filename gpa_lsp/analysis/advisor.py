@@ -8,7 +8,7 @@ reader); ``advise_bundle`` reads a recorded bundle and calls it.
 from __future__ import annotations
 
 import os
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from collections import defaultdict
 from dataclasses import asdict, replace
 from typing import Callable, Mapping, Sequence
@@ -22,7 +22,7 @@ from gpa_lsp.profile.model import Device, Kernel, Launch, PCStats, Profile
 from gpa_lsp.sass import load_program
 from gpa_lsp.sass.model import Function, Program
 
-from .blame import blame_function
+from .blame import EDGE_DEF, EDGE_LATENCY, EDGE_STALL, blame_function
 from .context import KernelContext, kernel_fact
 from .line_stats import line_stats
 from .ranking import limiter, rank
@@ -261,7 +261,6 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
 
 
 _stall = attrgetter("stall")
-_DEF, _STALL, _LATENCY = itemgetter(0), itemgetter(4), itemgetter(5)     # BlameEdge.def_, .stall, .latency
 
 
 class _DefKeys(dict):
@@ -322,16 +321,16 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     if queued:
         edges = [e for e in edges if not (e.category == "self" and e.use in queued)]
     # each edge's key (None: its def has no line), through the kernel's per-def table
-    keys = list(map(_def_keys(ctx, latency).__getitem__, map(_DEF, edges)))
+    keys = list(map(_def_keys(ctx, latency).__getitem__, map(EDGE_DEF, edges)))
     by_line: dict[tuple[str, int], float] = {}
     get = by_line.get
-    for k, v in zip(keys, map(_LATENCY if latency else _STALL, edges)):
+    for k, v in zip(keys, map(EDGE_LATENCY if latency else EDGE_STALL, edges)):
         if k is not None:
             by_line[k] = get(k, 0.0) + v        # summed in the sorted order
     if not by_line:
         return None
     order = {k: i for i, k in enumerate(dict.fromkeys(keys))}          # first appearance
-    first = dict(zip(reversed(keys), map(_DEF, reversed(edges))))      # key -> its first edge's def
+    first = dict(zip(reversed(keys), map(EDGE_DEF, reversed(edges))))      # key -> its first edge's def
     best = max(by_line, key=lambda k: (by_line[k], -order[k]))
     return _loc(ctx, first[best], path_map)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import Mapping, NamedTuple
 
 from gpa_lsp.profile.model import PCStats
@@ -65,6 +66,11 @@ class BlameEdge(NamedTuple):
     stall: float         # all samples blamed
     latency: float       # not-issued (latency) samples blamed
     distance: int = 0    # instructions on the shortest surviving path (0 for self)
+
+
+# field getters by position, for bulk sums and keys over 10^4-10^5 edges without a Python frame per
+# edge (``map(EDGE_STALL, edges)``); derived from the fields, so they follow the tuple's layout
+EDGE_DEF, EDGE_STALL, EDGE_LATENCY = (itemgetter(BlameEdge._fields.index(f)) for f in ("def_", "stall", "latency"))
 
 
 class Dependence(NamedTuple):

@@ -67,16 +67,15 @@ Calibration, validation and the figures: docs/optimizers.md ("Global Memory Coal
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .parallelism import attainable
+from .probe_tables import coalescing_devices
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -88,12 +87,6 @@ UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their p
 # sit at p = 1.97 (gaussian_blocks: L1 52% of its roof, issue 85%) and 2.34 (conv1d_taps: 91%,
 # 51%), and the shares this model predicts for them at 1.75 and 2.29. docs/optimizers.md.
 OVERLAP_P = 2.0
-
-
-@lru_cache(maxsize=1)
-def _devices() -> dict:
-    text = resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text()
-    return json.loads(text).get("devices", {})
 
 
 def _busy(row: dict, unit: str) -> float:
@@ -145,7 +138,7 @@ class DeviceTable:
 @lru_cache(maxsize=None)
 def device_table(name: str) -> DeviceTable | None:
     """The probe's numbers for a device (matched by the name the profile records), or None."""
-    d = _devices().get(name)
+    d = coalescing_devices().get(name)
     if not d or not d.get("walk"):
         return None
     walk = d["walk"]
@@ -430,7 +423,7 @@ def gather_latency(name: str) -> tuple[tuple[float, float], ...]:
     A lanes of a warp walk a list, an index load and a gather per entry: converging (A = 32)
     divides the iterations by 32 but each gathers 32 lanes' sectors, and the iteration takes
     longer (H100, 8 warps per SM: 1.39x at 4 lanes, 1.82x at 8, 3.55x at 32)."""
-    d = _devices().get(name) or {}
+    d = coalescing_devices().get(name) or {}
     rows = d.get("divergence") or []
     if not rows:
         return ()

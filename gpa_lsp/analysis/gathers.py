@@ -25,13 +25,12 @@ share the probe's gathers reached (it holds the time), the time follows the DRAM
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
+from .probe_tables import coalescing_devices
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 
@@ -152,8 +151,7 @@ class Probe:
 
 @lru_cache(maxsize=None)
 def probe(device_name: str) -> Probe | None:
-    text = resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text()
-    rows = json.loads(text).get("devices", {}).get(device_name, {}).get("fieldgather") or []
+    rows = coalescing_devices().get(device_name, {}).get("fieldgather") or []
     dram = [r["dram_pct"] for r in rows if r["foot"] == "dram" and r.get("dram_pct")]
     return Probe(gather_dram_pct=min(dram)) if dram else None
 

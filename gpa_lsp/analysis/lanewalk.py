@@ -42,17 +42,16 @@ SELL-C-sigma), then coalesce; the advice says so (``describe``).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from ..sass.operands import address_registers, constant_operands, memory_operand
 from .coalescing import remappable_excess
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
+from .probe_tables import coalescing_devices
 
 WALK_EXCESS = 0.5        # a walk load moves at least twice its ideal sectors (1 - ideal/actual)
 LONG_ROWS = 128          # elements per row at which a warp per row matched the column-major walk (lanewalk)
@@ -126,8 +125,7 @@ def walk(ctx: KernelContext) -> Walk | None:
 
 @lru_cache(maxsize=None)
 def _spread(name: str) -> tuple[dict, ...]:
-    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
-    return tuple(d.get("devices", {}).get(name, {}).get("lanewalk_spread") or ())
+    return tuple(coalescing_devices().get(name, {}).get("lanewalk_spread") or ())
 
 
 def spread_gain(name: str, elements: float, gather: bool, warps: float) -> tuple[float, float, float] | None:

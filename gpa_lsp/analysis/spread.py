@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import math
 
-from .coalescing import UNIT_ROOF_DEFAULT, device_table
+from .coalescing import BUSY_SCALED, UNIT_ROOF_DEFAULT, busy_sms, device_table
 
-# units each SM has its own of (their elapsed shares average over every SM, idle ones included,
-# except issue's, which ncu and the CUPTI collector average over active cycles)
+# units each SM has its own of; which of their shares average over every SM, idle ones included,
+# is coalescing.BUSY_SCALED (issue's is averaged over active cycles by ncu and the CUPTI collector)
 SM_UNITS = ("l1", "issue")
-ACTIVE_AVERAGED = ("issue",)
 # units shared by the whole device: spreading does not change their work
 DEVICE_UNITS = ("l2", "dram")
 
@@ -83,7 +82,7 @@ def busy_shares(util: dict[str, float], roofs: dict[str, float], busy: int, sm_c
         pct = util.get(u)
         if not pct:
             continue
-        scale = 1.0 if u in ACTIVE_AVERAGED else sm_count / max(1, busy)
+        scale = sm_count / max(1, busy) if u in BUSY_SCALED else 1.0
         out[u] = min(0.999, pct * scale / roofs.get(u, UNIT_ROOF_DEFAULT))
     return out
 
@@ -119,6 +118,6 @@ def kernel_spread_gain(ctx) -> float | None:
     table = device_table(ctx.device.name)
     roofs = dict(table.roofs) if table is not None else {}
     sms = ctx.device.sm_count or 1
-    busy = min(L.blocks, sms)
+    busy = busy_sms(ctx)
     warps = L.blocks * occ.warps_per_block / busy
     return spread_gain(dict(tp.units), roofs, warps_per_sm=min(warps, occ.active_warps), busy=busy, sm_count=sms)

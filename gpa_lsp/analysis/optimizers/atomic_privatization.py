@@ -249,13 +249,15 @@ class AtomicPrivatization(Optimizer):
             return None
         members: set[int] = set()
         straight: set[int] = set()
+        looped = set()          # functions whose code outside every loop is in ``straight`` already
         for off, _ in atomics:
             lp = ctx.loop_of(off)
             fn = ctx.site(off).function
             members |= {fn.instructions[i].offset for i in lp.instructions} if lp is not None else {off}
-            if lp is not None:
+            if lp is not None and fn.name not in looped:
                 # the microbenchmark's shape: a loop of atomics, its prologue and exit (an atomic
                 # outside any loop, one per thread or per block, is not that kernel)
+                looped.add(fn.name)
                 straight |= {ins.offset for ins in fn.instructions if ctx.loop_of(ins.offset) is None}
         edges, waits = [], 0.0
         # every wait, not the issue: the privatized loop issues the same instructions (and ATOMS)

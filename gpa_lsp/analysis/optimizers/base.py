@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
-from operator import itemgetter
 from typing import Any, Callable, Iterable
 
-from ..blame import BlameEdge
+from ..blame import EDGE_LATENCY, EDGE_STALL, BlameEdge
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import ChangeKind, Fix
@@ -84,13 +83,10 @@ def match_edges(edges: Iterable[BlameEdge], keep: Callable[[BlameEdge], float | 
     return Match(tuple(out), *edge_sums(out))
 
 
-_STALL, _LATENCY = itemgetter(4), itemgetter(5)     # BlameEdge.stall, BlameEdge.latency
-
-
 def edge_sums(edges) -> tuple[float, float]:
     """(stall, latency) summed over ``edges`` in their order (the same floats as a generator's sum,
     without a Python frame per edge: matches hold 10^4-10^5 edges)."""
-    return sum(map(_STALL, edges)), sum(map(_LATENCY, edges))
+    return sum(map(EDGE_STALL, edges)), sum(map(EDGE_LATENCY, edges))
 
 
 class Optimizer:
