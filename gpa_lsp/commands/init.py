@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import load_file
+from ..config import from_mapping, load_file, parse_toml
 from ..errors import ConfigError
 from ..profile.device import query_device
 from ..profile.gpu_check import driver_status
@@ -280,16 +279,14 @@ def add_parser(subparsers) -> None:
 
 
 def checked_text(folder: str | Path) -> str:
-    """The gpa.toml ``write`` would put in ``folder``, checked to load (ConfigError with the line)
-    from a scratch folder: nothing is written in the project."""
+    """The gpa.toml ``write`` would put in ``folder``, checked to load (ConfigError with the line,
+    naming the file it would be) as ``load_file`` loads it, from the text: nothing is written."""
     root = Path(folder)
     if not root.is_dir():
         raise ConfigError(f"{folder} is not a folder", "pass the project folder: gpa init path/to/project")
     text = render(scan(root))
-    with tempfile.TemporaryDirectory(prefix="gpa-init-") as tmp:
-        probe = Path(tmp) / "gpa.toml"
-        probe.write_text(text, encoding="utf-8")
-        load_file(probe)
+    p = root / "gpa.toml"
+    from_mapping(parse_toml(text, p), root=str(root.resolve()), text=text, path=str(p))
     return text
 
 

@@ -370,7 +370,8 @@ def cached_throughput(config: Config, bundle_path: str | os.PathLike) -> bool:
     if not sampled or set(keys) != set(sampled):
         return False
     cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
-    hits = {name: throughput_cache.lookup(cache, key) for name, key in keys.items()}
+    found = throughput_cache.lookup_many(cache, keys.values())
+    hits = {name: found.get(key) for name, key in keys.items()}
     if any(h is None for h in hits.values()):
         return False
     profile = attach_throughput(b.profile, [(n, h[0]) for n, h in hits.items()], "none")
@@ -451,12 +452,14 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
     cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
     keys = _cache_keys(config, profile, sampled, build_output, cubins)
     kept: list[tuple[str, dict[str, float]]] = []
+    found = throughput_cache.lookup_many(cache, keys.values())
     for name, key in keys.items():
-        if (hit := throughput_cache.lookup(cache, key)) is not None:
+        if (hit := found.get(key)) is not None:
             kept.append((name, hit[0]))
             if from_cache is not None:
                 from_cache[name] = hit[1]
-    todo = [n for n in sampled if n not in {k for k, _ in kept}]
+    cached = {k for k, _ in kept}
+    todo = [n for n in sampled if n not in cached]
     if not todo:
         log(f"unit throughput of {len(kept)} kernel(s) from the throughput cache (same code, launch and harness as "
             "when measured): no counters run")

@@ -16,9 +16,13 @@ import glob
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import ProfilingError
+from ..user_cache import collector_cache_dir
+from .cupti.json_store import read_entries, write_entries
 
 LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
 
@@ -179,9 +183,7 @@ _PASSED_KEPT = 8
 
 
 def _passed_path() -> str:
-    base = os.environ.get("GPA_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or \
-        os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "gpa-lsp", PASSED_FILE)
+    return str(collector_cache_dir() / PASSED_FILE)
 
 
 def _loaded_path(name: str) -> str:
@@ -217,24 +219,14 @@ def _driver_key(st: DriverStatus) -> str | None:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
-def _passed() -> list[str]:
-    try:
-        with open(_passed_path()) as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return []
-    return [k for k in doc if isinstance(k, str)] if isinstance(doc, list) else []
+def _passed() -> dict:
+    """Driver keys that passed the full check (key -> when), oldest first."""
+    return read_entries(Path(_passed_path()))
 
 
 def _remember_passed(key: str) -> None:
-    keys = [k for k in _passed() if k != key][-(_PASSED_KEPT - 1):] + [key]
-    path = _passed_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(keys, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    keys = _passed()
+    keys.pop(key, None)
+    keys[key] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    write_entries(Path(_passed_path()), keys, _PASSED_KEPT)
 

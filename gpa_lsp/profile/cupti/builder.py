@@ -23,6 +23,7 @@ from pathlib import Path
 from ... import procs
 from ...errors import BuildError, ToolNotFound
 from ...install import pip_extra
+from ...user_cache import collector_cache_dir
 
 SOURCE = Path(__file__).with_name("gpa_inject.c")
 # an empty <string>: CUPTI 13.0.1's cupti_profiler_host.h includes that C++ header (measured on the
@@ -123,8 +124,7 @@ def find_cc() -> str:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("GPA_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpa-lsp" / "cupti"
+    return collector_cache_dir() / "cupti"
 
 
 def compile_argv(cc: str, cupti: CuptiInstall, out: Path, *, shared: bool = True,

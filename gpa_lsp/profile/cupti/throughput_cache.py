@@ -60,7 +60,20 @@ def kernel_key(profile: Profile, kernel: Kernel, cubins: Mapping[str, bytes], ha
 def lookup(path: str | os.PathLike, key: str) -> tuple[dict[str, float], str] | None:
     """(metric -> value, when it was measured) of the entry under ``key``; None when there is none
     or it is damaged."""
-    entry = read_entries(Path(path)).get(key)
+    return lookup_many(path, [key]).get(key)
+
+
+def lookup_many(path: str | os.PathLike, keys) -> dict[str, tuple[dict[str, float], str]]:
+    """``lookup`` of each of ``keys`` with one read of the file: key -> its hit (misses left out)."""
+    doc = read_entries(Path(path))
+    hits = {}
+    for key in keys:
+        if (got := _entry(doc.get(key))) is not None:
+            hits[key] = got
+    return hits
+
+
+def _entry(entry) -> tuple[dict[str, float], str] | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("values"), dict):
         return None
     values: dict[str, float] = {}
