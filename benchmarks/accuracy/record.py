@@ -8,7 +8,17 @@ variants) with nvcc (in parallel), then time them in ``--rounds`` rounds, each
 round running every program of a case once, original first (interleaved: drift
 in clocks and temperature reaches every variant alike), never two timings at
 once. Each run prints ``GPA_TIMING {json}`` (the median of its ``--runs``
-launches); a program's figure is the median over its rounds. ``timings.json``
+launches); a program's figure is the median over its rounds.
+
+With ``--durations`` each round also runs every program once more under gpa's
+CUPTI injection library in its durations-only mode (kernel activity records, no
+PC sampling: what ``gpa verify`` times) and records ``duration_ms``, the median
+over rounds of each run's median launch duration (first launch left out). Why
+both: a CUDA event pair around one synchronised launch also counts the launch's
+submission and the event records (a few microseconds), which no change to the
+kernel removes; the advisor estimates the kernel's own time, as its profile and
+``gpa verify`` measure it. That mode imports gpa_lsp (PYTHONPATH with the
+repository and its wheels). ``timings.json``
 is rewritten after every case, so a run cut short keeps what it measured. A
 harness that fails its own result check, crashes or prints no timing is recorded
 under ``failures`` and makes the exit status 1.
@@ -97,6 +107,39 @@ def run_harness(binary: Path, runs: int, timeout: float) -> tuple[list[dict], st
     return timings, None, text
 
 
+def duration_harness(binary: Path, runs: int, timeout: float, kernel: str | None) -> tuple[float | None, str | None]:
+    """One harness run under the durations-only injection library: the kernel's median launch
+    duration in ms (``verify.timing.per_run``: the first launch left out), or an error. The kernel
+    is the case's (by its bare name), else the launched kernel with the most total time."""
+    import tempfile
+    from gpa_lsp.profile.cupti.builder import find_cupti, injection_library
+    from gpa_lsp.profile.cupti.reader import read_output
+    from gpa_lsp.profile.demangle import base_name, demangle_all
+    from gpa_lsp.verify.timing import per_run
+    cupti = find_cupti()
+    lib = injection_library(cupti)
+    with tempfile.TemporaryDirectory(prefix="gpa-dur-") as tmp:
+        env = {**os.environ, "CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp, "GPA_CUPTI_NO_PCSAMPLING": "1",
+               "LD_LIBRARY_PATH": os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)}
+        try:
+            proc = subprocess.run([str(binary), "--runs", str(runs)], capture_output=True, text=True,
+                                  timeout=timeout, cwd=binary.parent.parent, env=env)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {timeout:.0f} s"
+        if proc.returncode != 0:
+            return None, f"exit code {proc.returncode}: {(proc.stdout + proc.stderr)[-1500:]}"
+        run = read_output(tmp, output_tail=(proc.stdout + proc.stderr)[-2000:], require_samples=False)
+    names = demangle_all(list(run.durations))
+    by_base: dict[str, list[int]] = {}
+    for name, ds in run.durations.items():
+        by_base.setdefault(base_name(names.get(name, name)), []).extend(ds)
+    if not by_base:
+        return None, "no kernel activity records"
+    pick = kernel if kernel in by_base else max(by_base, key=lambda b: sum(by_base[b]))
+    ns = per_run(by_base[pick])
+    return (ns / 1e6 if ns else None), (None if ns else f"no duration for {pick}")
+
+
 def tool_output(argv: list[str]) -> str:
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.strip()
@@ -129,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=0.0, help="stop starting new cases after this many seconds (0: none)")
     ap.add_argument("--build-only", action="store_true", help="build every program, time nothing")
     ap.add_argument("--originals", action="store_true", help="with --build-only: the originals only")
+    ap.add_argument("--durations", action="store_true",
+                    help="also time each program's kernel durations from CUPTI activity records (imports gpa_lsp)")
     args = ap.parse_args(argv)
     if args.runs < 10:
         ap.error("--runs must be at least 10")
@@ -170,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         kernel = metas[c].get("kernel")
         names = [v for v, _, _ in programs(metas[c]) if (c, v) in binaries]
         rounds: dict[str, list[dict]] = {v: [] for v in names}
+        durations: dict[str, list[float]] = {v: [] for v in names}
         dead: set[str] = set()
         for _ in range(args.rounds):
             for v in names:
@@ -182,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
                     dead.add(v)
                     continue
                 rounds[v].append(next((t for t in timings if t.get("kernel") == kernel), timings[0]))
+                if args.durations:
+                    ms, derr = duration_harness(binaries[(c, v)], args.runs, args.timeout, kernel)
+                    if derr:
+                        print(f"DURATION FAIL {c.name}/{v}: {derr.splitlines()[0]}", flush=True)
+                    elif ms:
+                        durations[v].append(ms)
         for v in names:
             got = rounds[v]
             if v in dead or not got:
@@ -193,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
                             "runs": sum(t["runs"] for t in got), "rounds": [t["median_ms"] for t in got],
                             "min_ms": min(t.get("min_ms", t["median_ms"]) for t in got),
                             "max_ms": max(t.get("max_ms", t["median_ms"]) for t in got), "check": "ok"})
-            print(f"{c.name:24s} {v:16s} {median:9.4f} ms", flush=True)
+            if durations[v]:
+                d = sorted(durations[v])
+                k = len(d)
+                results[-1]["duration_ms"] = d[k // 2] if k % 2 else 0.5 * (d[k // 2 - 1] + d[k // 2])
+                results[-1]["duration_rounds"] = durations[v]
+            print(f"{c.name:24s} {v:16s} {median:9.4f} ms  {results[-1].get('duration_ms', float('nan')):9.4f} ms (duration)", flush=True)
         save()
     save()
     by_case = {(r["case"], r["variant"]): r["median_ms"] for r in results}
