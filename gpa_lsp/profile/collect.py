@@ -302,10 +302,8 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
         profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
                                             cubins=run.cubins, from_cache=from_cache)
         marks("throughput pass")
-        partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
-        notes += [n for n in (note, partial) if n]
-        manifest["throughput"] = {"measured": any(k.throughput for k in profile.kernels), "note": note,
-                                  "collector": by, "unmeasured": partial, "from_cache": from_cache}
+        manifest["throughput"] = _throughput_manifest(config, profile, note, by, from_cache)
+        notes += [n for n in (note, manifest["throughput"]["unmeasured"]) if n]
     write_bundle(out, Bundle(profile, run.cubins, manifest))
     marks("bundle written")
     if not run.complete:
@@ -341,10 +339,7 @@ def add_throughput(config: Config, bundle_path: str | os.PathLike, *, cancel=Non
     profile, note, by = throughput_pass(config, b.profile, built_output(config), cancel=cancel, log=log,
                                         with_collector=True, cubins=b.cubins, from_cache=from_cache)
     if note is None:
-        manifest = dict(b.manifest)
-        partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
-        manifest["throughput"] = {"measured": True, "note": None, "collector": by, "unmeasured": partial,
-                                  "from_cache": from_cache}
+        manifest = {**b.manifest, "throughput": _throughput_manifest(config, profile, None, by, from_cache)}
         write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
     return note
 
@@ -359,28 +354,19 @@ def cached_throughput(config: Config, bundle_path: str | os.PathLike) -> bool:
         return False
     LATE.wait()
     from .bundle import read_bundle, write_bundle
-    from .cupti import throughput_cache
     try:
         b = read_bundle(bundle_path)
     except (GpaError, OSError):
         return False
-    build_output = built_output(config)
     sampled = _sampled_kernels(b.profile, config.profile.throughput_share)
-    keys = _cache_keys(config, b.profile, sampled, build_output, b.cubins)
-    if not sampled or set(keys) != set(sampled):
-        return False
-    cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
-    found = throughput_cache.lookup_many(cache, keys.values())
-    hits = {name: found.get(key) for name, key in keys.items()}
-    if any(h is None for h in hits.values()):
+    _, _, hits = _cache_hits(config, b.profile, sampled, built_output(config), b.cubins)
+    if not sampled or set(hits) != set(sampled):
         return False
     profile = attach_throughput(b.profile, [(n, h[0]) for n, h in hits.items()], "none")
     if not any(k.throughput for k in profile.kernels):
         return False
-    manifest = dict(b.manifest)
-    manifest["throughput"] = {"measured": True, "note": None, "collector": "cupti",
-                              "unmeasured": _unmeasured_note(profile, config.profile.throughput_share),
-                              "from_cache": {n: h[1] for n, h in hits.items()}}
+    entry = _throughput_manifest(config, profile, None, "cupti", {n: h[1] for n, h in hits.items()})
+    manifest = {**b.manifest, "throughput": entry}
     write_bundle(Path(bundle_path), replace(b, profile=profile, manifest=manifest))
     return True
 
@@ -437,6 +423,29 @@ def _cache_keys(config: Config, profile: Profile, kernels: list[str], build_outp
     return keys
 
 
+def _cache_hits(config: Config, profile: Profile, kernels: list[str], build_output: str | None,
+                cubins: dict[str, bytes] | None):
+    """(the throughput cache file, {kernel: its key}, {kernel: (its kept figures, when measured)}):
+    the keys of ``kernels`` whose code and first launch are known (``_cache_keys``), and those of
+    them the cache holds, in the order of ``kernels``; one read of the file."""
+    from .cupti import throughput_cache
+    cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
+    keys = _cache_keys(config, profile, kernels, build_output, cubins)
+    found = throughput_cache.lookup_many(cache, keys.values())
+    return cache, keys, {name: found[key] for name, key in keys.items() if key in found}
+
+
+def _throughput_manifest(config: Config, profile: Profile, note: str | None, by: str | None,
+                         from_cache: dict[str, str]) -> dict:
+    """The bundle manifest's ``throughput`` entry: whether any kernel has unit throughput, the note
+    saying why not, who measured it ("cupti", "ncu" or None), which sampled kernels CUPTI left
+    without it (``[profile] throughput_share``: ``_unmeasured_note``), and which kernels' figures
+    came from the throughput cache, with when they were measured."""
+    partial = _unmeasured_note(profile, config.profile.throughput_share) if by == "cupti" else None
+    return {"measured": any(k.throughput for k in profile.kernels), "note": note, "collector": by,
+            "unmeasured": partial, "from_cache": from_cache}
+
+
 def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                       log=print, cubins: dict[str, bytes] | None = None,
                       from_cache: dict[str, str] | None = None) -> tuple[Profile, str | None]:
@@ -449,17 +458,11 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
     if not sampled:
         return profile, "unit throughput not measured (no sampled kernel to measure)"
-    cache = Path(config.resolve(".gpa")) / throughput_cache.FILE
-    keys = _cache_keys(config, profile, sampled, build_output, cubins)
-    kept: list[tuple[str, dict[str, float]]] = []
-    found = throughput_cache.lookup_many(cache, keys.values())
-    for name, key in keys.items():
-        if (hit := found.get(key)) is not None:
-            kept.append((name, hit[0]))
-            if from_cache is not None:
-                from_cache[name] = hit[1]
-    cached = {k for k, _ in kept}
-    todo = [n for n in sampled if n not in cached]
+    cache, keys, hits = _cache_hits(config, profile, sampled, build_output, cubins)
+    kept = [(name, hit[0]) for name, hit in hits.items()]
+    if from_cache is not None:
+        from_cache.update((name, hit[1]) for name, hit in hits.items())
+    todo = [n for n in sampled if n not in hits]
     if not todo:
         log(f"unit throughput of {len(kept)} kernel(s) from the throughput cache (same code, launch and harness as "
             "when measured): no counters run")
