@@ -31,6 +31,8 @@ BY_ID = {o.id: o for o in REGISTRY}
 @pytest.mark.parametrize("case", CASES)
 def test_no_estimate_exceeds_its_units_bound(case, collector):
     path = ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle"
+    if not path.is_file():
+        pytest.skip(f"{case}: no {collector} bundle recorded yet")
     spec = tomllib.loads((ROOT / "kernels" / case / "case.toml").read_text())
     profile = read_bundle(path).profile
     kernel = next(k for k in profile.kernels if spec["kernel"] in k.demangled)
