@@ -2,8 +2,8 @@
 
 Key: the content hashes of the project's sources plus the effective
 configuration. Entries live in the user's cache folder (never the
-workspace), as versioned JSON of the Report (no pickle: a cache file is
-data, not code). ``latest`` remembers the last result of a folder even
+workspace; which folder: gpa_lsp/user_cache.py), as versioned JSON of the
+Report (no pickle: a cache file is data, not code). ``latest`` remembers the last result of a folder even
 when its sources changed since, so it can be shown marked as from an
 earlier run. The applyAndMeasure history lives beside it.
 """
@@ -20,17 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.model import Report, dump_report, load_report
+from ..user_cache import analysis_cache_dir
 
 log = logging.getLogger("gpa_lsp.server")
 SCHEMA = 2                 # 2: Advice.hides_latency
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".hxx", ".inl", ".cuinc")
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", "build", ".gpa", "out"}
-
-
-def cache_home() -> Path:
-    base = os.environ.get("GPA_LSP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpa-lsp")
-    return Path(base)
 
 
 def is_source(path: str | Path) -> bool:
@@ -77,7 +72,7 @@ class ResultCache:
 
     def __init__(self, root: str | Path, home: Path | None = None) -> None:
         self.root = str(Path(root).resolve())
-        self.dir = (home or cache_home()) / hashlib.sha256(self.root.encode()).hexdigest()[:16]
+        self.dir = (home or analysis_cache_dir()) / hashlib.sha256(self.root.encode()).hexdigest()[:16]
         self._warned: set[str] = set()
 
     def _warn(self, what: str, exc: BaseException) -> None:
