@@ -4,13 +4,11 @@
 # (bench.json; BEFORE: that tree, default ../.bench-before); log.txt.
 #   bash scripts/gpu/collector_bench.sh
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/collector-out}
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+out_dir /tmp/collector-out
 BEFORE=${BEFORE:-../.bench-before}
-mkdir -p "$OUT"
 {
-  nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  python3 -m gpa_lsp.profile.cupti.builder
+  device_ready
   echo "== replay cost"
   timeout 60 python3 benchmarks/profiling/replay_cost.py --json "$OUT/replay.json"
   echo "== bench"

@@ -5,13 +5,11 @@
 # and what the library's settings change in it (exit.json); log.txt. About 60 s on the H100.
 #   bash scripts/gpu/collector_exit.sh
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/collector-out}
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+out_dir /tmp/collector-out
 BEFORE=${BEFORE:-.bench-before}
-mkdir -p "$OUT"
 {
-  nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  python3 -m gpa_lsp.profile.cupti.builder
+  device_ready
   echo "== bench"
   timeout 100 python3 benchmarks/profiling/bench_one_run.py benchmarks/profiling/probe --before "$BEFORE" \
     --repeat 3 --ncu-repeat 0 --variants before default sampling drain20 --json "$OUT/bench.json"

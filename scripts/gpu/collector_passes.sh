@@ -5,12 +5,10 @@
 # and probe with remeasure / overlap1 / default (warm cache) / sampling (bench_probe.json); log.txt.
 #   bash scripts/gpu/collector_passes.sh
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/collector-out}
-mkdir -p "$OUT"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+out_dir /tmp/collector-out
 {
-  nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  python3 -m gpa_lsp.profile.cupti.builder
+  device_ready
   echo "== passes"
   timeout 60 python3 benchmarks/profiling/passes_on_device.py --json "$OUT/passes.json"
   echo "== gpu check"

@@ -5,12 +5,11 @@
 # counters_cases.json, filter.json, bench.json, counters_ncu.json and log.txt.
 #   bash scripts/gpu/collector_run.sh [--quick]
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/collector-out}
-mkdir -p "$OUT"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+out_dir /tmp/collector-out
 REPEAT=3; [ "${1:-}" = "--quick" ] && REPEAT=2
 {
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  device_line
   python3 - <<'PY'
 import subprocess
 from pathlib import Path

@@ -7,12 +7,10 @@
 # same session (same_session.json); log.txt.
 #   bash scripts/gpu/counters_amounts.sh
 set -u
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/collector-out}
-mkdir -p "$OUT"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+out_dir /tmp/collector-out
 {
-  nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader
-  python3 -m gpa_lsp.profile.cupti.builder
+  device_ready
   echo "== counters run, every case"
   timeout 115 python3 benchmarks/profiling/counters_vs_ncu.py "$OUT/counters_cases.json"
   echo "== replay cost"

@@ -9,9 +9,9 @@
 # (networkx, attrs, cuda-bindings and the CUDA tools are there already.) Then, on the GPU machine:
 #   bash scripts/gpu/editor_latency.sh        # writes $OUT/editor_latency.json; about 40 s
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/editor-out}
-mkdir -p "$OUT"
+export PYTHONPATH=$PWD:/tmp/site
+out_dir /tmp/editor-out
 timeout 240 python3 benchmarks/editor/bench_save_latency.py benchmarks/profiling/probe --saves 4 \
   --json "$OUT/editor_latency.json" 2>&1 | tee "$OUT/editor_latency.log"

@@ -9,10 +9,7 @@
 # the ncu run reuses that build. A failing case is reported and the others go
 # on; the exit code is non-zero if any collector failed.
 set -uo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
-export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONUNBUFFERED=1
-PY="${PYTHON:-python3}"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 # ncu's replay is the slow part: 1 launch per kernel unless the case says otherwise
 NCU_LAUNCHES="${GPA_NCU_LAUNCHES:-}"
 status=0

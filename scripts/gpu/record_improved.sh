@@ -7,10 +7,8 @@
 # Each case is copied to a scratch folder with improved.cu in place of original.cu, so its gpa.toml
 # builds and runs the improved program unchanged; bundles go to OUTDIR/<case>/{cupti,ncu}.gpabundle.
 set -uo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 OUTDIR="$(mkdir -p "$1" && cd "$1" && pwd)"; shift
-export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
-PY="${PYTHON:-python3}"
 SCRATCH="$(mktemp -d)"
 trap 'rm -rf "$SCRATCH"' EXIT
 cp -r "$REPO/kernels/common" "$SCRATCH/common"

@@ -5,9 +5,9 @@
 # recordings), timings.json, and the logs.
 #   OUT=... scripts/gpu/record_library.sh [--budget SECONDS] [--rounds N] [--skip-record]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-export PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpa-out}"; mkdir -p "$OUT"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
+cd "$REPO"
+out_dir /tmp/gpa-out
 budget=300; rounds=1; record=1
 while [ $# -gt 0 ]; do
   case "$1" in

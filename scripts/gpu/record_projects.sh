@@ -14,11 +14,8 @@
 # for every kernel its gpa.toml names. Exit code non-zero if any collector failed, a bundle has no
 # line information or misses a kernel.
 set -uo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 cd "$REPO"
-export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONUNBUFFERED=1
-PY="${PYTHON:-python3}"
 EXAMPLES=(${GPA_EXAMPLES:-examples/make_project examples/cmake_project examples/python_harness})
 for tool in make cmake nvcc; do
   command -v "$tool" >/dev/null || { echo "== $tool is not on PATH: cannot build the examples" >&2; exit 2; }

@@ -6,13 +6,12 @@
 # left alone) and compares its launches with recorded/ncu.gpabundle; runs two_contexts.cu
 # with every drain/activity/sampling switch so a failure can be pinned on one of them.
 set -uo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 cd "$REPO"
-export PYTHONPATH="$REPO" PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpa-out}"; mkdir -p "$OUT"
+out_dir /tmp/gpa-out
 W=/tmp/gpa-activity; rm -rf "$W"; mkdir -p "$W/kernels"
 {
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  device_line
   LIB=$(python3 -m gpa_lsp.profile.cupti.builder | tail -1); echo "library: $LIB"
   CUPTI_DIR=$(python3 -c 'from gpa_lsp.profile.cupti.builder import find_cupti; print(find_cupti().libdir)')
   nvcc -O3 -arch=sm_90 -lineinfo -o "$W/two_contexts" scripts/gpu/two_contexts.cu || echo "nvcc failed"

@@ -3,13 +3,12 @@
 # records the probe and callee bundles, keeps CUPTI's raw output and ncu's
 # exports, runs the overhead benchmark, and packs it all in $OUT/results.tgz.
 set -uo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/preamble.sh"
 cd "$REPO"
-export PYTHONPATH="$REPO" PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpa-out}"; mkdir -p "$OUT"
+out_dir /tmp/gpa-out
 W=/tmp/gpa-validate; rm -rf "$W"; mkdir -p "$W"
 {
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  device_line
   ls /usr/local/cuda/extras/CUPTI/lib64 2>&1 | head -5
   which ncu cc gcc c++filt cuobjdump; ncu --version | tail -1; python3 --version
   python3 -m gpa_lsp.profile.cupti.builder
