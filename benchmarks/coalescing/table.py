@@ -17,17 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from gpa_lsp.profile.throughput import CLOCK, DRAM_BYTES, DURATION, UNITS, parse_raw_csv  # noqa: E402
-
-LD = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-ST = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
-L2_SECTORS = "lts__t_sectors_srcunit_tex.sum"
-L1_HIT = "l1tex__t_sector_hit_rate.pct"
-WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts.sum"
-THREAD_INST, INST = "smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"
+import probe_records as pr
+from gpa_lsp.profile.throughput import CLOCK, DRAM_BYTES, DURATION
 
 
 def lines_per_request(config: str) -> int | None:
@@ -39,56 +30,38 @@ def lines_per_request(config: str) -> int | None:
     return {"bcast": 1, "stride8": 32}.get(config.split("_")[0])
 
 
-def _fields(line: str) -> dict[str, str]:
-    name, *rest = line.split()
-    out = {"config": name}
-    for kv in rest:
-        k, _, v = kv.partition("=")
-        out[k] = v
-    return out
-
-
 def rows(recorded: Path) -> tuple[str, list[dict]]:
-    configs = [_fields(l) for l in (recorded / "list.txt").read_text().splitlines() if l.strip()]
-    timed = {}
-    for l in (recorded / "times.txt").read_text().splitlines():
-        if l.strip():
-            f = _fields(l)
-            timed[(f["config"], f["foot"], f["warps_per_sm"])] = float(f["median_ms"])
-    launches = parse_raw_csv((recorded / "ncu.csv").read_text(), wanted=None)
-    if len(launches) != len(configs):
-        raise SystemExit(f"{len(launches)} launches in ncu.csv for {len(configs)} configurations")
-    device = (recorded / "device.txt").read_text().split(",")[0].strip()
-    sms = next((m["launch__sm_count"] for _, m in launches if m.get("launch__sm_count")), None)
+    rec = pr.read(recorded, None, first="config", key=("config", "foot", "warps_per_sm"))
+    sms = next((m["launch__sm_count"] for _, m in rec.launches if m.get("launch__sm_count")), None)
     out = []
-    for c, (_, m) in zip(configs, launches):
+    for c, (_, m) in zip(rec.configs, rec.launches):
         store = c["store"] == "1"
-        sec, req = ST if store else LD
+        sec, req = (pr.ST_SECTORS, pr.ST_REQUESTS) if store else (pr.LD_SECTORS, pr.LD_REQUESTS)
         r = {
             "config": c["config"], "foot": c["foot"], "warps_per_sm": int(c["warps_per_sm"]), "store": store,
-            "median_ms": timed.get((c["config"], c["foot"], c["warps_per_sm"])),
+            "median_ms": rec.median_ms(c),
             "duration_ns": m.get(DURATION),
-            "sectors_per_request": round(m[sec] / m[req], 3) if m.get(req) else None,
+            "sectors_per_request": pr.per_request(m, sec, req),
             "lines_per_request": lines_per_request(c["config"]),
             "requests": m.get(req),
-            "l2_sectors": m.get(L2_SECTORS),
-            "l1_hit_pct": m.get(L1_HIT),
+            "l2_sectors": m.get(pr.L2_SECTORS),
+            "l1_hit_pct": m.get(pr.L1_HIT),
             "dram_bytes": sum(m.get(b, 0.0) for b in DRAM_BYTES),
             "clock_hz": m.get(CLOCK),
-            "l1_wavefronts": m.get(WAVEFRONTS),
-            **{f"{u}_pct": m.get(metric) for u, metric in UNITS.items()},
+            "l1_wavefronts": m.get(pr.WAVEFRONTS),
+            **pr.unit_shares(m),
         }
         if c["config"].startswith("div_"):
             r["active_lanes"] = int(c["sectors"])
-            r["lanes_per_instruction"] = round(m[THREAD_INST] / m[INST], 2) if m.get(INST) else None
+            r["lanes_per_instruction"] = round(m[pr.THREAD_INST] / m[pr.INST], 2) if m.get(pr.INST) else None
         out.append(r)
-    return device, out, sms
+    return rec.device, out, sms
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=ROOT / "gpa_lsp" / "data" / "coalescing.json")
+    ap.add_argument("--out", type=Path, default=pr.TABLE)
     a = ap.parse_args(argv)
     device, got, sms = rows(a.recorded)
     doc = {

@@ -15,59 +15,44 @@ from L1, the DRAM bytes read and written, the units' shares of peak. Read by
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import probe_records as pr
+from gpa_lsp.profile.throughput import DURATION
 
-from gpa_lsp.profile.throughput import DURATION, UNITS, parse_raw_csv  # noqa: E402
-
-SECTORS, REQUESTS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+ABOUT = (
+    "'fieldgather': benchmarks/coalescing/fieldgather_probe.cu run by record_probe.sh fieldgather, "
+    "converted by table_fieldgather.py. 2^22 threads read a random index (coalesced), gather K 4-byte "
+    "fields of it and write a float: soaK = K arrays, K gathers; aos2/aos4 = one 8/16-byte gather from "
+    "a record; foot dram = 2^24 records, l2 = 2^16.")
 
 
 def rows(recorded: Path) -> tuple[str, list[dict]]:
-    configs = [l.split() for l in (recorded / "fieldgather_list.txt").read_text().splitlines() if l.strip()]
-    timed = {}
-    for l in (recorded / "fieldgather_times.txt").read_text().splitlines():
-        if l.strip():
-            mode, foot, ms = l.split()
-            timed[(mode, foot)] = float(ms.partition("=")[2])
-    launches = parse_raw_csv((recorded / "fieldgather_ncu.csv").read_text(), wanted=None)
-    if len(launches) != len(configs):
-        raise SystemExit(f"{len(launches)} launches in fieldgather_ncu.csv for {len(configs)} configurations")
-    device = (recorded / "device.txt").read_text().split(",")[0].strip()
+    rec = pr.read(recorded, "fieldgather", first="mode", key=("mode", "foot"))
     out = []
-    for (mode, foot), (_, m) in zip(configs, launches):
+    for c, (_, m) in zip(rec.configs, rec.launches):
+        mode = c["mode"]
         out.append({
-            "mode": mode, "fields": int(mode[3:]), "record": mode.startswith("aos"), "foot": foot.partition("=")[2],
+            "mode": mode, "fields": int(mode[3:]), "record": mode.startswith("aos"), "foot": c["foot"],
             "threads": 1 << 22,
-            "median_ms": timed.get((mode, foot)), "duration_ns": m.get(DURATION),
-            "requests": m.get(REQUESTS),
-            "sectors_per_request": round(m[SECTORS] / m[REQUESTS], 3) if m.get(REQUESTS) else None,
-            "l2_sectors": m.get("lts__t_sectors_srcunit_tex.sum"),
-            "dram_read_bytes": m.get("dram__bytes_read.sum"), "dram_write_bytes": m.get("dram__bytes_write.sum"),
-            **{f"{u}_pct": m.get(metric) for u, metric in UNITS.items()},
+            "median_ms": rec.median_ms(c), "duration_ns": m.get(DURATION),
+            "requests": m.get(pr.LD_REQUESTS),
+            "sectors_per_request": pr.per_request(m),
+            "l2_sectors": m.get(pr.L2_SECTORS),
+            "dram_read_bytes": m.get(pr.DRAM_READ), "dram_write_bytes": m.get(pr.DRAM_WRITE),
+            **pr.unit_shares(m),
         })
-    return device, out
+    return rec.device, out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=ROOT / "gpa_lsp" / "data" / "coalescing.json")
+    ap.add_argument("--out", type=Path, default=pr.TABLE)
     a = ap.parse_args(argv)
     device, got = rows(a.recorded)
-    doc = json.loads(a.out.read_text())
-    doc["about_fieldgather"] = (
-        "'fieldgather': benchmarks/coalescing/fieldgather_probe.cu run by record_probe.sh fieldgather, "
-        "converted by table_fieldgather.py. 2^22 threads read a random index (coalesced), gather K 4-byte "
-        "fields of it and write a float: soaK = K arrays, K gathers; aos2/aos4 = one 8/16-byte gather from "
-        "a record; foot dram = 2^24 records, l2 = 2^16.")
-    doc["devices"].setdefault(device, {})["fieldgather"] = got
-    a.out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{a.out}: {len(got)} fieldgather configurations on {device}")
+    pr.add_to_table(a.out, device, "fieldgather", ABOUT, got)
     return 0
 
 

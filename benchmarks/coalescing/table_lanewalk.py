@@ -17,27 +17,26 @@ written, and the units' shares of peak. Read by ``gpa_lsp/analysis/coalescing.py
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import probe_records as pr
+from gpa_lsp.profile.throughput import CLOCK, DURATION
 
-from gpa_lsp.profile.throughput import CLOCK, DURATION, UNITS, parse_raw_csv  # noqa: E402
-
-SECTORS, REQUESTS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-L2_SECTORS, L1_HIT = "lts__t_sectors_srcunit_tex.sum", "l1tex__t_sector_hit_rate.pct"
-WARPS_ACTIVE = "sm__warps_active.avg.pct_of_peak_sustained_active"
-
-
-def _fields(line: str) -> dict[str, str]:
-    name, *rest = line.split()
-    out = {"mode": name}
-    for kv in rest:
-        k, _, v = kv.partition("=")
-        out[k] = v
-    return out
+ABOUT = {
+    "lanewalk": (
+        "'lanewalk': benchmarks/coalescing/lanewalk_probe.cu run by record_probe.sh lanewalk, converted by "
+        "table_lanewalk.py. 2^25 elements in rows of L (val float, col int); mode scalar = a thread per "
+        "row walks it (the uncoalesced per-lane walk), ell = the same threads on the rows stored "
+        "column-major (coalesced, nothing else changed), vector = a warp per row (CSR vector); "
+        "gather adds x[col[j]] (x 4 MiB); 8-64 warps per SM in a grid-stride loop."),
+    "lanewalk_spread": (
+        "'lanewalk_spread': benchmarks/coalescing/lanewalk_spread_probe.cu run by record_probe.sh "
+        "lanewalk_spread, converted by table_lanewalk.py --name lanewalk_spread. The walks of 'lanewalk' "
+        "over rows of lengths uniform in [1, 2L - 1] (mean L): ell stores them column-major padded to "
+        "the longest row; lanes_active = mean row / 32 x a warp's longest row (the scalar walk's active "
+        "lanes); 32 and 64 warps per SM."),
+}
 
 
 def _mix(v: int) -> int:
@@ -59,67 +58,39 @@ def spread_lanes_active(L: int, rows: int) -> float:
 
 
 def rows(recorded: Path, name: str = "lanewalk") -> tuple[str, list[dict]]:
-    configs = [_fields(l) for l in (recorded / f"{name}_list.txt").read_text().splitlines() if l.strip()]
-    timed = {}
-    for l in (recorded / f"{name}_times.txt").read_text().splitlines():
-        if l.strip():
-            f = _fields(l)
-            timed[(f["mode"], f["L"], f["gather"], f["warps_per_sm"])] = float(f["median_ms"])
-    launches = parse_raw_csv((recorded / f"{name}_ncu.csv").read_text(), wanted=None)
-    if len(launches) != len(configs):
-        raise SystemExit(f"{len(launches)} launches in {name}_ncu.csv for {len(configs)} configurations")
+    rec = pr.read(recorded, name, first="mode", key=("mode", "L", "gather", "warps_per_sm"))
     nnz = 1 << 25    # NNZ of lanewalk_probe.cu
-    active = {L: spread_lanes_active(L, nnz // L) for L in {int(c["L"]) for c in configs}} if name == "lanewalk_spread" else {}
-    device = (recorded / "device.txt").read_text().split(",")[0].strip()
+    active = ({L: spread_lanes_active(L, nnz // L) for L in {int(c["L"]) for c in rec.configs}}
+              if name == "lanewalk_spread" else {})
     out = []
-    for c, (_, m) in zip(configs, launches):
+    for c, (_, m) in zip(rec.configs, rec.launches):
         out.append({
             "mode": c["mode"], "elements_per_row": int(c["L"]), "gather": c["gather"] == "1",
             "warps_per_sm": int(c["warps_per_sm"]),
-            "median_ms": timed.get((c["mode"], c["L"], c["gather"], c["warps_per_sm"])),
+            "median_ms": rec.median_ms(c),
             "duration_ns": m.get(DURATION),
-            "requests": m.get(REQUESTS),
-            "sectors_per_request": round(m[SECTORS] / m[REQUESTS], 3) if m.get(REQUESTS) else None,
-            "l1_hit_pct": m.get(L1_HIT),
-            "l2_sectors": m.get(L2_SECTORS),
-            "dram_read_bytes": m.get("dram__bytes_read.sum"),
-            "dram_write_bytes": m.get("dram__bytes_write.sum"),
+            "requests": m.get(pr.LD_REQUESTS),
+            "sectors_per_request": pr.per_request(m),
+            "l1_hit_pct": m.get(pr.L1_HIT),
+            "l2_sectors": m.get(pr.L2_SECTORS),
+            "dram_read_bytes": m.get(pr.DRAM_READ),
+            "dram_write_bytes": m.get(pr.DRAM_WRITE),
             "clock_hz": m.get(CLOCK),
-            "warps_active_pct": m.get(WARPS_ACTIVE),
-            **{f"{u}_pct": m.get(metric) for u, metric in UNITS.items()},
+            "warps_active_pct": m.get(pr.WARPS_ACTIVE),
+            **pr.unit_shares(m),
             **({"lanes_active": round(active[int(c["L"])], 4)} if active else {}),
         })
-    return device, out
+    return rec.device, out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("recorded", type=Path)
     ap.add_argument("--name", default="lanewalk", choices=("lanewalk", "lanewalk_spread"))
-    ap.add_argument("--out", type=Path, default=ROOT / "gpa_lsp" / "data" / "coalescing.json")
+    ap.add_argument("--out", type=Path, default=pr.TABLE)
     a = ap.parse_args(argv)
     device, got = rows(a.recorded, a.name)
-    doc = json.loads(a.out.read_text())
-    if a.name == "lanewalk_spread":
-        doc["about_lanewalk_spread"] = (
-            "'lanewalk_spread': benchmarks/coalescing/lanewalk_spread_probe.cu run by record_probe.sh "
-            "lanewalk_spread, converted by table_lanewalk.py --name lanewalk_spread. The walks of 'lanewalk' "
-            "over rows of lengths uniform in [1, 2L - 1] (mean L): ell stores them column-major padded to "
-            "the longest row; lanes_active = mean row / 32 x a warp's longest row (the scalar walk's active "
-            "lanes); 32 and 64 warps per SM.")
-        doc["devices"].setdefault(device, {})["lanewalk_spread"] = got
-        a.out.write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"{a.out}: {len(got)} lanewalk_spread configurations on {device}")
-        return 0
-    doc["about_lanewalk"] = (
-        "'lanewalk': benchmarks/coalescing/lanewalk_probe.cu run by record_probe.sh lanewalk, converted by "
-        "table_lanewalk.py. 2^25 elements in rows of L (val float, col int); mode scalar = a thread per "
-        "row walks it (the uncoalesced per-lane walk), ell = the same threads on the rows stored "
-        "column-major (coalesced, nothing else changed), vector = a warp per row (CSR vector); "
-        "gather adds x[col[j]] (x 4 MiB); 8-64 warps per SM in a grid-stride loop.")
-    doc["devices"].setdefault(device, {})["lanewalk"] = got
-    a.out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{a.out}: {len(got)} lanewalk configurations on {device}")
+    pr.add_to_table(a.out, device, a.name, ABOUT[a.name], got)
     return 0
 
 

@@ -13,23 +13,20 @@ active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from gpa_lsp.profile.throughput import CLOCK, DURATION, UNITS, parse_raw_csv  # noqa: E402
+import probe_records as pr
+from gpa_lsp.profile.throughput import CLOCK, DURATION
 
 METRICS = {
-    "requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1_wavefronts": "l1tex__data_pipe_lsu_wavefronts.sum",
-    "instructions": "smsp__inst_executed.sum",
-    "warps_active_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "dram_read_bytes": "dram__bytes_read.sum",
-    "dram_write_bytes": "dram__bytes_write.sum",
+    "requests": pr.LD_REQUESTS,
+    "sectors": pr.LD_SECTORS,
+    "l1_wavefronts": pr.WAVEFRONTS,
+    "instructions": pr.INST,
+    "warps_active_pct": pr.WARPS_ACTIVE,
+    "dram_read_bytes": pr.DRAM_READ,
+    "dram_write_bytes": pr.DRAM_WRITE,
     "clock_hz": CLOCK,
     "duration_ns": DURATION,
 }
@@ -47,49 +44,27 @@ ABOUT = {
 }
 
 
-def _fields(line: str) -> dict[str, str]:
-    name, *rest = line.split()
-    out = {"config": name}
-    for kv in rest:
-        k, _, v = kv.partition("=")
-        out[k] = v
-    return out
-
-
 def rows(name: str, recorded: Path) -> tuple[str, list[dict]]:
-    configs = [_fields(l) for l in (recorded / f"{name}_list.txt").read_text().splitlines() if l.strip()]
-    timed = {}
-    for l in (recorded / f"{name}_times.txt").read_text().splitlines():
-        if l.strip():
-            f = _fields(l)
-            timed[(f["config"], f["warps_per_sm"])] = float(f["median_ms"])
-    launches = parse_raw_csv((recorded / f"{name}_ncu.csv").read_text(), wanted=None)
-    if len(launches) != len(configs):
-        raise SystemExit(f"{len(launches)} launches in {name}_ncu.csv for {len(configs)} configurations")
-    device = (recorded / "device.txt").read_text().split(",")[0].strip()
+    rec = pr.read(recorded, name, first="config", key=("config", "warps_per_sm"))
     out = []
-    for c, (_, m) in zip(configs, launches):
+    for c, (_, m) in zip(rec.configs, rec.launches):
         out.append({
             "config": c["config"], "warps_per_sm": int(c["warps_per_sm"]),
-            "median_ms": timed.get((c["config"], c["warps_per_sm"])),
+            "median_ms": rec.median_ms(c),
             **{k: m.get(metric) for k, metric in METRICS.items()},
-            **{f"{u}_pct": m.get(metric) for u, metric in UNITS.items()},
+            **pr.unit_shares(m),
         })
-    return device, out
+    return rec.device, out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("name", choices=sorted(ABOUT))
     ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=ROOT / "gpa_lsp" / "data" / "coalescing.json")
+    ap.add_argument("--out", type=Path, default=pr.TABLE)
     a = ap.parse_args(argv)
     device, got = rows(a.name, a.recorded)
-    doc = json.loads(a.out.read_text())
-    doc[f"about_{a.name}"] = ABOUT[a.name]
-    doc["devices"].setdefault(device, {})[a.name] = got
-    a.out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{a.out}: {len(got)} {a.name} configurations on {device}")
+    pr.add_to_table(a.out, device, a.name, ABOUT[a.name], got)
     return 0
 
 
