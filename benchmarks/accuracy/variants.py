@@ -75,7 +75,10 @@ def _kernel(report, name: str):
     return None
 
 
-def evaluate(case: Path, timings: dict, advise, advise_verified) -> tuple[list[VariantRow], CaseAdvice | None]:
+def evaluate(case: Path, timings: dict, advise, advise_verified,
+             bundle: Path | None = None) -> tuple[list[VariantRow], CaseAdvice | None]:
+    """Each variant's row and what the advisor ranks, from the case's recorded bundle (or ``bundle``:
+    one recorded on another device, ``device_check.py``)."""
     meta = tomllib.loads((case / "case.toml").read_text())
     split = meta.get("split", "calibration")
     variants = meta.get("variant") or []
@@ -86,7 +89,7 @@ def evaluate(case: Path, timings: dict, advise, advise_verified) -> tuple[list[V
         achieved = orig["median_ms"] / t["median_ms"] if orig and t and t["median_ms"] > 0 else None
         rows.append(VariantRow(case.name, split, v["name"], v["optimizer"], v["expect"], v["change"], achieved))
     collector = meta.get("collector", "cupti")
-    bundle = case / "recorded" / f"{collector}.gpabundle"
+    bundle = bundle or case / "recorded" / f"{collector}.gpabundle"
     if not bundle.is_file() or not variants:
         return rows, None
     plain, verified = _kernel(advise(bundle, case), meta["kernel"]), _kernel(advise_verified(bundle, case), meta["kernel"])

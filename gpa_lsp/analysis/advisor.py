@@ -28,6 +28,7 @@ from .line_stats import line_stats
 from .ranking import limiter, rank
 from .model import Advice, HotRegion, Hotspot, KernelReport, Location, Report
 from .occupancy import device_for, occupancy
+from .probe_tables import coverage
 from .optimizers import REGISTRY, ChangeKind, Estimator, Match, Optimizer
 from .sources import LineReader, find_function, make_reader
 
@@ -369,6 +370,8 @@ def advise_bundle(bundle_or_path, *, config=None, source_map: Sequence[tuple[str
 
     reader = make_reader(overrides=overrides, mapper=path_map)
     report = analyze(programs, bundle.profile, config=config, reader=reader, path_map=path_map, source=source)
+    tables = coverage(bundle.profile.device) if report.kernels else None
+    problems = problems + (tables,) if tables else problems   # probe tables borrowed or missing: say so
     return replace(report, problems=problems) if problems else report
 
 

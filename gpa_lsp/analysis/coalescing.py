@@ -75,7 +75,7 @@ from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .parallelism import attainable
-from .probe_tables import coalescing_devices
+from .probe_tables import borrowed_dram_scale, coalescing_devices, coalescing_name, dram_peak
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -106,6 +106,7 @@ class DeviceTable:
     l2_store: tuple[tuple[float, float], ...]     # (lines per store request, L2 busy seconds per request)
     loopfree: tuple[tuple[float, float], ...] = ()  # (DRAM bytes in flight per SM, best DRAM share %) of
                                                     # a loop-free kernel, rising (loopfree_probe)
+    dram_peak: float | None = None               # bytes/s at 100% of the probed device's DRAM peak
 
     def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float) -> float:
         """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
@@ -157,9 +158,11 @@ def device_table(name: str) -> DeviceTable | None:
     per_fill = (_busy(fill, "l2") - hit * fill["requests"] * fill["sectors_per_request"]) / (fill["dram_bytes"] / 32.0)
     st = sorted((r["lines_per_request"], _busy(r, "l2") / r["requests"]) for r in walk
                 if r["store"] and r["foot"] == "l2" and r["warps_per_sm"] == top)
+    peaks = sorted(p for r in walk if (p := dram_peak(r.get("dram_bytes"), r["duration_ns"], r.get("dram_pct"))))
     return DeviceTable(roofs=roofs, held=held, l1_cycles_per_line=sorted(per_line)[len(per_line) // 2],
                        l2_load_sector=hit, l2_dram_sector=max(0.0, per_fill), l2_store=tuple(st),
-                       loopfree=_loopfree_curve(d.get("loopfree") or []))
+                       loopfree=_loopfree_curve(d.get("loopfree") or []),
+                       dram_peak=peaks[len(peaks) // 2] if peaks else None)
 
 
 def _loopfree_curve(rows: list[dict]) -> tuple[tuple[float, float], ...]:
@@ -269,7 +272,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     ``spread`` (the busy SMs now over the busy SMs after, at most 1): a rewrite that multiplies the
     threads of a grid that left SMs idle puts its work on more of them. Eq. 2 reads the busy SMs'
     shares (``BUSY_SCALED``): the device-wide average counts the idle SMs."""
-    table = device_table(ctx.device.name)
+    table = device_table(coalescing_name(ctx.device))
     tp = ctx.kernel.throughput
     if table is None or tp is None or not tp.duration_ns or not tp.clock_hz:
         return None
@@ -401,6 +404,8 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     inflight = occ.active_warps * read_bytes / warps
     reach = attainable(table.loopfree, inflight)
     tp = ctx.kernel.throughput
+    if reach is not None and coalescing_name(ctx.device) != ctx.device.name:
+        reach *= borrowed_dram_scale(table.dram_peak, tp)    # another device's curve: its bytes per second
     if reach is None or tp is None or (tp.pct("dram") or 0.0) >= reach:
         return None   # the original already pulls more than its DRAM bytes in flight would: the roof says nothing
     return inflight, reach

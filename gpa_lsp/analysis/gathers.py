@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .probe_tables import coalescing_devices
+from .probe_tables import borrowed_dram_scale, coalescing_devices, coalescing_name
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 
@@ -176,10 +176,15 @@ def merge_estimate(ctx: KernelContext) -> tuple[float, int] | None:
     bytes and launch, or when the kernel's DRAM runs below the probe's gathers (it does not hold the
     time) or other accesses' bytes are not known."""
     tp = ctx.kernel.throughput
-    table = probe(ctx.device.name)
+    table = probe(coalescing_name(ctx.device))
     if table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
         return None
-    if (tp.pct("dram") or 0.0) < table.gather_dram_pct:
+    least = table.gather_dram_pct
+    if coalescing_name(ctx.device) != ctx.device.name:     # another device's share: its bytes per second
+        from .coalescing import device_table
+        dt = device_table(coalescing_name(ctx.device))
+        least *= borrowed_dram_scale(dt.dram_peak if dt is not None else None, tp)
+    if (tp.pct("dram") or 0.0) < least:
         return None
     # the groups last: finding them walks every instruction (gather_roots), and a profile without
     # the kernel's DRAM throughput (CUPTI's) or a DRAM that does not hold the time needs none

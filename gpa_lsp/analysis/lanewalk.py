@@ -51,7 +51,7 @@ from ..sass.operands import address_registers, constant_operands, memory_operand
 from .coalescing import remappable_excess
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
-from .probe_tables import coalescing_devices
+from .probe_tables import coalescing_devices, coalescing_name
 
 WALK_EXCESS = 0.5        # a walk load moves at least twice its ideal sectors (1 - ideal/actual)
 LONG_ROWS = 128          # elements per row at which a warp per row matched the column-major walk (lanewalk)
@@ -180,14 +180,14 @@ def idle_lane_cap(ctx: KernelContext) -> Cap | None:
     docstring), or None: no walk, rows of one length (u = 1), rows long enough (>= LONG_ROWS), or
     no spread table for the device."""
     w = walk(ctx)
-    u_probe = spread_lanes(ctx.device.name)
+    u_probe = spread_lanes(coalescing_name(ctx.device))
     if w is None or u_probe is None or w.lanes_active >= 1.0 or w.elements_per_lane >= LONG_ROWS:
         return None
     warps = ctx.occupancy.active_warps if ctx.occupancy is not None else 64.0
-    got = spread_gain(ctx.device.name, w.elements_per_lane, w.gather, warps)
+    got = spread_gain(coalescing_name(ctx.device), w.elements_per_lane, w.gather, warps)
     if got is None:
         return None
-    probe_long = max(r["elements_per_row"] for r in _spread(ctx.device.name))
+    probe_long = max(r["elements_per_row"] for r in _spread(coalescing_name(ctx.device)))
     t_u = max(0.0, (w.lanes_active - u_probe) / (1.0 - u_probe))
     t_l = max(0.0, math.log2(w.elements_per_lane / probe_long) / math.log2(LONG_ROWS / probe_long)) \
         if w.elements_per_lane > probe_long else 0.0

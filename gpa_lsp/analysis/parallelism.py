@@ -36,16 +36,15 @@ profile records) gets no roof: ``scripts/gpu/record_mlp.sh`` measures one in und
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from ..sass.defuse import register_defs, register_uses
 from ..sass.opcodes import CTA_BARRIERS
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
+from .probe_tables import mlp_devices, mlp_name
 
 BYTES_PER_THREAD_DEFAULT = 4
 
@@ -64,17 +63,11 @@ class Roof:
         return self.warp_bytes * self.warps
 
 
-@lru_cache(maxsize=1)
-def _table() -> dict:
-    text = resources.files("gpa_lsp").joinpath("data/memory_parallelism.json").read_text()
-    return json.loads(text).get("devices", {})
-
-
 @lru_cache(maxsize=None)
 def curve(device_name: str, pattern: str) -> tuple[tuple[float, float], ...]:
     """(bytes in flight per SM, best DRAM share % reached with at most that many), rising; empty
     when the device was not measured."""
-    points = _table().get(device_name, {}).get(pattern, [])
+    points = mlp_devices().get(device_name, {}).get(pattern, [])
     best: dict[float, float] = {}
     for p in points:
         f = float(p["inflight_bytes_per_sm"])
@@ -161,7 +154,7 @@ def roof(ctx: KernelContext) -> Roof | None:
     else:
         writes = _block_streams_out(ctx)
     pattern = "copy" if writes else "read"
-    points = curve(ctx.device.name, pattern)
+    points = curve(mlp_name(ctx.device), pattern)
     warp_bytes = max(levels.values())
     warps = ctx.occupancy.active_warps
     reach = attainable(points, warp_bytes * warps)
@@ -240,7 +233,7 @@ def mlp_bound(ctx: KernelContext, factor: float) -> tuple[float, float | None]:
     r = roof(ctx)
     if r is None or r.dram_pct >= r.attainable_pct:
         return math.inf, None
-    reach = attainable(curve(ctx.device.name, r.pattern), r.inflight * factor)
+    reach = attainable(curve(mlp_name(ctx.device), r.pattern), r.inflight * factor)
     if reach is None:
         return math.inf, None
     return max(1.0, reach / r.dram_pct), reach

@@ -1,16 +1,151 @@
-"""The coalescing probes' measurements (``gpa_lsp/data/coalescing.json``, written by
-benchmarks/coalescing/table*.py), read and parsed once for every model that reads them
-(analysis/coalescing.py, gathers.py, lanewalk.py)."""
+"""The probe tables (``gpa_lsp/data/*.json``, measured by the probes under benchmarks/) and which
+device's rows apply to the device a profile was recorded on.
+
+The coalescing probes' measurements (``coalescing.json``, written by benchmarks/coalescing/table*.py)
+are read and parsed once here for every model that reads them (analysis/coalescing.py, gathers.py,
+lanewalk.py).
+
+**Probe tables on other devices.** Each table holds rows per device name, and only for the devices
+someone probed. A device a table does not name takes the rows of a probed device of the same chip
+(``probed_devices.json``: the same compute capability and SM count, e.g. an H200 and an H100 SXM,
+both GH100 with 132 SMs): what the tables hold are the SMs', L1's and L2's costs per request and
+shares of each unit's own peak, which the chip sets; the memory behind it differs (HBM3e against
+HBM3), so a borrowed DRAM figure is a share of this device's peak measured on another's. Every
+report says when tables were borrowed, and which are missing (``coverage``). A device of no probed
+chip gets no unit models (the methods' sample-based estimates only), as before."""
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import Mapping
+
+# table file -> (what reads it, whether a device of no probed chip still takes its first device's rows:
+# Atomic Privatization's speedups are ratios of two loops on one device, kept for any device as before)
+TABLES = {"coalescing.json": ("Global Memory Coalescing's unit model and the gather and divergence probes", False),
+          "memory_parallelism.json": ("the memory-parallelism roof", False),
+          "atomics.json": ("Atomic Privatization's measured speedups", True)}
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> dict:
+    return json.loads(resources.files("gpa_lsp").joinpath(f"data/{name}").read_text()).get("devices", {})
+
+
+def coalescing_devices() -> dict:
+    """Device name -> that device's probe tables ({} when the file has none)."""
+    return _load("coalescing.json")
 
 
 @lru_cache(maxsize=1)
-def coalescing_devices() -> dict:
-    """Device name -> that device's probe tables ({} when the file has none)."""
-    text = resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text()
-    return json.loads(text).get("devices", {})
+def probed_devices() -> dict[str, tuple[int, int]]:
+    """Probed device name -> (compute capability, SM count): its chip."""
+    return {n: (int(d["sm"]), int(d["sm_count"])) for n, d in _load("probed_devices.json").items()}
+
+
+def chip(device) -> tuple[int, int] | None:
+    """(compute capability, SM count) of a profile's device, or None when either is unknown."""
+    sm, sms = getattr(device, "sm", 0), getattr(device, "sm_count", 0)
+    return (int(sm), int(sms)) if sm and sms else None
+
+
+def name_in(devices: Mapping[str, object], device) -> str:
+    """The key of ``devices`` (one table's rows by device name) whose rows apply to ``device`` (a
+    profile's Device): its own name, else the first probed device of the same chip the table holds,
+    else its own name (which the table does not hold: callers get no rows, as before)."""
+    return _name_in(devices, device.name, chip(device))
+
+
+def _name_in(devices: Mapping[str, object], name: str, mine: tuple[int, int] | None) -> str:
+    if name in devices:
+        return name
+    if mine is not None:
+        probed = probed_devices()
+        for other in devices:
+            if probed.get(other) == mine:
+                return other
+    return name
+
+
+@lru_cache(maxsize=64)
+def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
+    borrowed: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for table, (what, any_device) in TABLES.items():
+        rows = _load(table)
+        got = _name_in(rows, name, mine)
+        if got == name and name in rows:
+            continue
+        if got not in rows and any_device and rows:
+            got = next(iter(rows))
+        if got in rows:
+            borrowed.setdefault(got, []).append(what)
+        else:
+            missing.append(what)
+    parts = []
+    for other, whats in borrowed.items():
+        same = mine is not None and probed_devices().get(other) == mine
+        how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; DRAM figures are shares of this device's own "
+               "peak measured on the other's memory" if same else "not the same chip: a rough guide only")
+        parts.append(f"{name} has not been probed: {', '.join(whats)} use the tables measured on {other} ({how})")
+    if missing:
+        parts.append(f"{name} has no probe tables of its chip: without them " + ", ".join(missing)
+                     + " are not used (estimates from the sampled stalls only)")
+    if not parts:
+        return None
+    return ("; ".join(parts) + ". Its own tables: benchmarks/coalescing/record.sh, scripts/gpu/record_mlp.sh and "
+            "benchmarks/atomics on this device (benchmarks/README.md).")
+
+
+def coverage(device) -> str | None:
+    """One sentence for the report when ``device``'s own rows are missing from a probe table: which
+    tables were borrowed from which probed device, which are not used; None when it has its own."""
+    return _coverage(device.name, chip(device))
+
+
+# below this share of its peak a launch's DRAM bytes over its time say little of the peak (rounding)
+PEAK_FROM_PCT = 1.0
+
+
+def dram_peak(bytes_: float | None, duration_ns: float | None, pct: float | None) -> float | None:
+    """Bytes per second at 100% of DRAM's peak, from what one launch moved, its duration and the
+    share of peak the counters gave (None when any is missing or the share too small)."""
+    if not bytes_ or not duration_ns or not pct or pct < PEAK_FROM_PCT:
+        return None
+    return bytes_ / (duration_ns * 1e-9 * pct / 100.0)
+
+
+def borrowed_dram_scale(table_peak: float | None, tp) -> float:
+    """What a DRAM share measured on a probed device is worth on this one, where its tables were
+    borrowed (``name_in``): bytes in flight pull bytes per second, not a share (Little's law: the
+    same in flight at the same latency moves the same bytes per second), so a share of the probed
+    device's peak is ``table_peak / this device's peak`` of this one's (an H200's HBM3e peak is
+    1.43x the H100's HBM3: the same loads in flight reach 70% of the share). 1.0 without both
+    peaks (the kernel's DRAM bytes, duration and share, ``tp``)."""
+    mine = dram_peak(getattr(tp, "dram_bytes", None), getattr(tp, "duration_ns", None),
+                     tp.pct("dram") if tp is not None else None)
+    return table_peak / mine if table_peak and mine else 1.0
+
+
+def coalescing_name(device) -> str:
+    """The device name whose rows of ``coalescing.json`` apply to ``device`` (``name_in``)."""
+    return name_in(coalescing_devices(), device)
+
+
+def mlp_devices() -> dict:
+    """Device name -> the memory-parallelism curves (``memory_parallelism.json``)."""
+    return _load("memory_parallelism.json")
+
+
+def mlp_name(device) -> str:
+    return name_in(mlp_devices(), device)
+
+
+def atomics_devices() -> dict:
+    """Device name -> the atomics probe's measured levels (``atomics.json``)."""
+    return _load("atomics.json")
+
+
+def atomics_name(device) -> str:
+    return name_in(atomics_devices(), device)

@@ -40,6 +40,7 @@ from .estimate import issue_probability, warp_ready_probability
 from .flow import forward_blocks, loop_scopes
 from .occupancy import resident_limits
 from .parallelism import attainable, curve, roof
+from .probe_tables import mlp_name
 
 GRID_DIM = range(0xC, 0x18)       # c[0x0][0xc..0x14]: gridDim.x/y/z (nctaid) on sm_70..sm_90
 _ADDS = ("IADD3", "IADD", "IMAD", "LEA", "VIADD", "UIADD3", "UIMAD", "ULEA", "IADD32I", "UIADD32I")
@@ -233,7 +234,7 @@ def full_wave_memory_bound(ctx, now: Waves, target: Waves) -> float:
     r = roof(ctx)
     if r is None or r.dram_pct <= 0:
         return math.inf
-    points = curve(ctx.device.name, r.pattern)
+    points = curve(mlp_name(ctx.device), r.pattern)
 
     def inflight(w: Waves) -> float:
         return r.warp_bytes * w.warps_per_busy_sm * w.busy_sms / w.sm_count

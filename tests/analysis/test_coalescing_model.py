@@ -127,13 +127,24 @@ def test_a_latency_bound_kernel_keeps_its_matched_stall_estimate():
     assert a is None or a.estimated_speedup < 1.2
 
 
-def test_a_device_without_a_table_keeps_the_matched_stall_estimate():
-    path = ROOT / "kernels" / "gemv_rows" / "recorded" / "ncu.gpabundle"
-    bundle = read_bundle(path)
-    other = replace(bundle, profile=replace(bundle.profile, device=replace(bundle.profile.device, name="Some GPU")))
+def _renamed(name: str, sm_count: int):
+    bundle = read_bundle(ROOT / "kernels" / "gemv_rows" / "recorded" / "ncu.gpabundle")
+    dev = replace(bundle.profile.device, name=name, sm_count=sm_count)
+    return replace(bundle, profile=replace(bundle.profile, device=dev))
+
+
+def test_a_device_without_a_table_of_its_chip_keeps_the_matched_stall_estimate():
     assert device_table("Some GPU") is None
-    a, _ = _advice(other, "gemv")
+    a, _ = _advice(_renamed("Some GPU", 114), "gemv")      # sm_90 with 114 SMs: no probed chip
     assert a.bounded_by is None and a.estimated_speedup < 2.0      # the matched stalls alone: 1.78x
+
+
+def test_a_device_of_a_probed_chip_takes_that_chips_table():
+    """The same recording under another name of the H100's chip (sm_90, 132 SMs): the H100's
+    table applies (analysis/probe_tables.py) and the advice is the H100's."""
+    a, _ = _advice(_renamed("Some GPU", 132), "gemv")
+    b, _ = _advice(read_bundle(ROOT / "kernels" / "gemv_rows" / "recorded" / "ncu.gpabundle"), "gemv")
+    assert a.bounded_by == b.bounded_by == "dram" and a.estimated_speedup == pytest.approx(b.estimated_speedup)
 
 
 # --- what the L1 no longer hides (benchmarks/coalescing/overlap_probe.cu) ----------------------

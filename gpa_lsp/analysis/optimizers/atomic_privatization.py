@@ -48,13 +48,11 @@ The fix is a rewrite, not a mechanical edit: the advice says what to write.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from functools import lru_cache
-from importlib import resources
 
 from ..context import kernel_fact
+from ..probe_tables import atomics_devices, atomics_name
 from .base import Match, Optimizer, reason_share, edge_sums
 from .shared import lg_share, queue_edges
 
@@ -72,23 +70,16 @@ _IMMEDIATE = re.compile(r"^-?0x[0-9a-fA-F]+$|^-?\d+$")
 _DEPTH = 8
 
 
-@lru_cache(maxsize=1)
-def table() -> dict:
-    """The measured table: device name -> {"patterns": {pattern: [{bins, global_ms, private_ms, ratio}]}}."""
-    text = resources.files("gpa_lsp").joinpath("data/atomics.json").read_text()
-    return json.loads(text)["devices"]
-
-
 def levels(device_name: str, pattern: str = "random", key_bytes: int = 4) -> list[dict]:
     """Measured levels with a privatized time, by bins, for keys of ``key_bytes`` (the H100's table when
     the device was not measured)."""
-    devices = table()
+    devices = atomics_devices()
     dev = devices.get(device_name) or next(iter(devices.values()))
     return [r for r in dev["patterns"][pattern] if "ratio" in r and r["key_bytes"] == key_bytes]
 
 
 def measured_widths(device_name: str, pattern: str = "random") -> list[int]:
-    devices = table()
+    devices = atomics_devices()
     dev = devices.get(device_name) or next(iter(devices.values()))
     return sorted({r["key_bytes"] for r in dev["patterns"][pattern] if "ratio" in r})
 
@@ -291,11 +282,11 @@ class AtomicPrivatization(Optimizer):
         return 1.0 / ((1.0 - f) + f / r)
 
     def estimate(self, ctx, match: Match) -> float:
-        got = ratio(ctx.device.name, match.data["bins"], match.data["key_bytes"])
+        got = ratio(atomics_name(ctx.device), match.data["bins"], match.data["key_bytes"])
         return 1.0 if got is None else self._amdahl(ctx, match, got[0])
 
     def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
-        got = ratio(ctx.device.name, match.data["bins"], match.data["key_bytes"])
+        got = ratio(atomics_name(ctx.device), match.data["bins"], match.data["key_bytes"])
         if got is None:
             return None
         _, low, high = got
@@ -336,7 +327,7 @@ class AtomicPrivatization(Optimizer):
         site = ctx.site(match.data["atomic"])
         op = site.instruction.opcode if site is not None else "the atomic"
         counters = "one counter" if bins == 1 else f"at most {bins} distinct counters"
-        r = ratio(ctx.device.name, bins, width)[0]
+        r = ratio(atomics_name(ctx.device), bins, width)[0]
         return (f"{op} adds to {counters} in global memory (its address, in the SASS), so the L2 "
                 f"performs the grid's atomics one after another per counter; the loop waits behind "
                 f"them. Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from ..blame import BlameEdge
 from ..coalescing import latency_growth
+from ..probe_tables import coalescing_name
 from ..context import kernel_fact
 from ..flow import with_cfg
 from .base import Match, Optimizer, edge_sums
@@ -158,7 +159,7 @@ def _converged_gather_weight(ctx, load, gone: float) -> float:
     kept = 1.0 - gone
     now = load.sectors / load.executed
     after = min(WARP, now / kept) if kept > 0 else WARP
-    return max(0.0, 1.0 - kept * latency_growth(ctx.device.name, now, after))
+    return max(0.0, 1.0 - kept * latency_growth(coalescing_name(ctx.device), now, after))
 
 
 class WarpDivergence(Optimizer):
