@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import itertools
 import os
 import zipfile
 import zlib
@@ -152,28 +153,77 @@ def changed_sources(bundle: Bundle, root: str | os.PathLike) -> list[str]:
 
 def write_bundle(path: str | os.PathLike, bundle: Bundle) -> Path:
     """Write ``bundle`` (only the cubins its profile names are required; extra ones are kept)."""
-    p = Path(path)
-    missing = sorted({k.cubin for k in bundle.profile.kernels} - set(bundle.cubins))
-    if missing:
-        raise BundleError(f"cannot write {p.name}: no cubin for {', '.join(m[:12] for m in missing)}",
-                          "pass the cubins the kernels were loaded from")
-    for sha, data in bundle.cubins.items():
-        if sha256(data) != sha:
-            raise BundleError(f"cannot write {p.name}: cubin key {sha[:12]} is not the sha256 of its bytes")
-    manifest = dict(bundle.manifest) or make_manifest(collector=bundle.profile.collector)
-    manifest.setdefault("schema", SCHEMA)
-    manifest["schema_version"] = SCHEMA_VERSION
-    manifest.setdefault("collector", bundle.profile.collector)
-    manifest["cubins"] = {sha: {"size": len(data)} for sha, data in sorted(bundle.cubins.items())}
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-        z.writestr(_MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
-        z.writestr(_PROFILE, json.dumps(profile_to_json(bundle.profile), separators=(",", ":")))
-        for sha, data in sorted(bundle.cubins.items()):
-            z.writestr(f"{_CUBINS}{sha}.cubin", data)
-    os.replace(tmp, p)
-    return p
+    return StagedBundle(path, bundle.profile, bundle.cubins).finish(bundle.manifest)
+
+
+_STAGED = itertools.count()
+
+
+class StagedBundle:
+    """A bundle written in two steps: the profile and the cubins at once (their compression is
+    nearly all of the writing), the manifest and the rename into place by :meth:`finish`.
+
+    The CUPTI collector stages the bundle while the sampled process is still ending and finishes
+    it once the process's exit status is known (the manifest holds the harness's wall time);
+    :meth:`discard` removes what was staged. Until :meth:`finish` nothing is at ``path``: an
+    earlier bundle there stays whole. The members' order is profile, cubins, manifest."""
+
+    def __init__(self, path: str | os.PathLike, profile: Profile, cubins: Mapping[str, bytes]) -> None:
+        p = Path(path)
+        missing = sorted({k.cubin for k in profile.kernels} - set(cubins))
+        if missing:
+            raise BundleError(f"cannot write {p.name}: no cubin for {', '.join(m[:12] for m in missing)}",
+                              "pass the cubins the kernels were loaded from")
+        for sha, data in cubins.items():
+            if sha256(data) != sha:
+                raise BundleError(f"cannot write {p.name}: cubin key {sha[:12]} is not the sha256 of its bytes")
+        self.path, self.profile, self.cubins = p, profile, dict(cubins)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        # unique per writer (two may be staged at once), created with the umask's permissions as the bundle
+        self._tmp: Path | None = p.with_name(f"{p.name}.{os.getpid()}.{next(_STAGED)}.tmp")
+        try:
+            self._zip = zipfile.ZipFile(self._tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9)
+            self._zip.writestr(_PROFILE, json.dumps(profile_to_json(profile), separators=(",", ":")))
+            for sha, data in sorted(self.cubins.items()):
+                self._zip.writestr(f"{_CUBINS}{sha}.cubin", data)
+        except BaseException:
+            self.discard()
+            raise
+
+    def finish(self, manifest: Mapping[str, Any]) -> Path:
+        """Add the manifest, close and move the bundle into place; returns its path."""
+        if self._tmp is None:
+            raise BundleError(f"the staged {self.path.name} was discarded")
+        m = dict(manifest) or make_manifest(collector=self.profile.collector)
+        m.setdefault("schema", SCHEMA)
+        m["schema_version"] = SCHEMA_VERSION
+        m.setdefault("collector", self.profile.collector)
+        m["cubins"] = {sha: {"size": len(data)} for sha, data in sorted(self.cubins.items())}
+        try:
+            self._zip.writestr(_MANIFEST, json.dumps(m, indent=1, sort_keys=True))
+            self._zip.close()
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        self._tmp = None
+        return self.path
+
+    def discard(self) -> None:
+        """Remove the staged file (nothing happens to ``path``); a no-op once finished or discarded."""
+        if self._tmp is None:
+            return
+        z = getattr(self, "_zip", None)
+        if z is not None:
+            try:
+                z.close()
+            except (OSError, ValueError):
+                pass
+        try:
+            self._tmp.unlink()
+        except OSError:
+            pass
+        self._tmp = None
 
 
 def read_bundle(path: str | os.PathLike) -> Bundle:

@@ -172,57 +172,137 @@ def sampling_env(config: Config, period: int, hw_bytes: int | None = None) -> di
     return out
 
 
+@dataclass
+class Prepared:
+    """What the bundle holds beside the sampling run's own records, made for one ``run``: its
+    profile with unit throughput (when measured), the notes and manifest section that go with it,
+    the sources and the bundle staged at its path (profile and cubins written: bundle.StagedBundle)."""
+    run: object
+    profile: Profile
+    notes: list[str]
+    throughput: dict | None
+    sources: list[dict]
+    staged: object
+
+    def discard(self) -> None:
+        self.staged.discard()
+
+
+def _discard(prepared: Prepared | None) -> None:
+    if prepared is not None:
+        prepared.discard()
+
+
+def _read_early(tmp: str, done, config: Config, marks: Marks, ahead):
+    """The run's output read through END while the harness is still ending (done_signal.py), and
+    what ``ahead`` makes of it: (text read, run, Prepared or None); None when there is nothing to
+    read early (the output is then read after the exit, with the harness's output for its errors)."""
+    from .cupti import done_signal
+    end = done.flushed_bytes()
+    text = done_signal.flushed_text(tmp, end) if end is not None else None
+    if text is None:
+        return None
+    LATE.wait()
+    from .cupti.reader import read_output
+    try:
+        run = read_output(tmp, kernels=config.profile.kernels, text=text)
+    except GpaError:
+        return None
+    marks("read samples")
+    try:
+        prepared = ahead(run)
+    except (GpaError, OSError):
+        prepared = None          # made again after the exit, where its error is reported
+    return text, run, prepared
+
+
 def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks=None,
-                hw_bytes: int | None = None):
+                hw_bytes: int | None = None, ahead=None):
+    """One sampling run: (harness result, the library's output read, Prepared or None). With
+    ``ahead`` (run -> Prepared or None) the library signals its last record (done_signal.py) and
+    the output is read and ``ahead`` called while the process is still ending; the exit status
+    is waited for all the same (a harness that fails then fails the run, and what was prepared
+    is discarded), and what was read is kept only if the output did not change after it."""
     marks = marks or Marks()
+    from .cupti import done_signal
     with tempfile.TemporaryDirectory(prefix="gpa-cupti-") as tmp:
         env = {**sampling_env(config, period, hw_bytes), **dict(env)}   # [harness] env wins (GPA_CUPTI_HW_BYTES...)
         env = _injection_env(lib, cupti, tmp, env)
+        done = done_signal.DoneSignal.open_in(tmp) if ahead is not None else None
+        if done is not None:
+            env.update(done.env())
         log(f"running the harness under CUPTI PC sampling (period 2^{period} cycles, hardware buffer "
             f"{int(env['GPA_CUPTI_HW_BYTES']) >> 20} MB) ...")
         LATE.start()      # what reads the output and writes the bundle, imported while the harness runs
-        res = harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
+        early = None
+        try:
+            with harness.start(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel) as running:
+                if done is not None and running.wait_for(done.fd):
+                    marks("sampling output flushed")
+                    early = _read_early(tmp, done, config, marks, ahead)
+                res = running.finish()
+        except BaseException:
+            if early is not None:
+                _discard(early[2])
+            raise
+        finally:
+            if done is not None:
+                done.close()
         marks("sampling run")
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
             keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
-        LATE.wait()
-        from .cupti.reader import read_output
-        run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
-        marks("read samples")
+        run, prepared = None, None
+        if early is not None:
+            after = done_signal.unchanged(tmp, early[0])
+            if after is None:
+                _discard(early[2])
+                log("the CUPTI output changed after its END record (a second CUDA process in the harness?): "
+                    "read again")
+            else:
+                run, prepared = early[1], early[2]
+                run.marks += after
+        if run is None:
+            LATE.wait()
+            from .cupti.reader import read_output
+            run = read_output(tmp, kernels=config.profile.kernels, output_tail=res.output_tail)
+            marks("read samples")
         marks.library_marks(run.marks)
     run.hw_bytes = int(env["GPA_CUPTI_HW_BYTES"])
     run.filled_at = 0
-    return res, run
+    return res, run, prepared
 
 
-def _sampled(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks, volume):
+def _sampled(config: Config, period: int, lib, cupti, command, cwd, env, cancel, log, marks, volume, ahead=None):
     """One sampling run with the hardware buffer sized from the previous run of this harness
     (sample_volume.py) where gpa's and the harness's environment leave it to gpa, run again at the
     period's size when that buffer filled (or brought nothing): samples are never lost to the
-    saving. Returns (res, run, note or None)."""
+    saving. Returns (res, run, note or None, Prepared or None: ``ahead``'s, see _cupti_once)."""
     cache, key = volume
     hw = None
     if hw_buffer_override() is None and "GPA_CUPTI_HW_BYTES" not in env:
         hw = sample_volume.sized(sample_volume.previous(cache, key), period, hw_buffer_bytes(period))
+    final = None if ahead is None else (lambda r: None if r.hardware_buffer_full else ahead(r))  # full: run again
     note, filled = None, False
     if hw is not None:
         try:
-            res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks, hw_bytes=hw)
+            res, run, prepared = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks,
+                                             hw_bytes=hw, ahead=final)
             if not run.hardware_buffer_full:
-                return res, run, None
+                return res, run, None, prepared
+            _discard(prepared)
             why, filled = f"filled up {run.hardware_buffer_full} time(s)", True
         except ProfilingError as exc:     # no samples at all: not the buffer's doing, most likely; make sure
             why = f"brought no samples ({exc.message})"
         note = (f"the hardware buffer sized from this harness's last run ({hw >> 20} MB) {why}: sampled again "
                 f"with {hw_buffer_bytes(period) >> 20} MB")
         log(note)
-    res, run = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks)
+    res, run, prepared = _cupti_once(config, period, lib, cupti, command, cwd, env, cancel, log, marks, ahead=final)
     # only a buffer that filled is kept from this harness: a run that failed otherwise (a CUPTI error)
     # says nothing about the buffer (on the H100 such failures had pushed probe from 128 to 512 MB)
     run.filled_at = hw if filled else 0
-    return res, run, note
+    return res, run, note, prepared
 
 
 def hot_kernel_samples(profile: Profile) -> int:
@@ -243,27 +323,40 @@ def shorter_period(period: int, samples: int, want: int) -> int | None:
     return new if new < period else None
 
 
-def _sampling(config: Config, lib, cupti, command, cwd, env, cancel, log, marks, volume):
+def _sampling(config: Config, lib, cupti, command, cwd, env, cancel, log, marks, volume, ahead=None):
     """The sampling run, once more at a shorter period when it brought too few samples.
-    Returns (res, run, period, hardware buffer note, period note)."""
+    Returns (res, run, period, hardware buffer note, period note, Prepared or None: ``ahead``'s
+    for the run returned, see _cupti_once)."""
     period = config.profile.sampling_period
-    res, run, buffer_note = _sampled(config, period, lib, cupti, command, cwd, env, cancel, log, marks, volume)
+    want = config.profile.min_samples
+
+    def first(run):       # not for a run that brought too few samples: it is run again
+        if shorter_period(period, hot_kernel_samples(run.profile), want) is not None:
+            return None
+        return ahead(run)
+
+    res, run, buffer_note, prepared = _sampled(config, period, lib, cupti, command, cwd, env, cancel, log, marks,
+                                               volume, first if ahead is not None else None)
     period_note = ""
     # too few samples for the advice to be sure (a short harness): sample more often, once
     got = hot_kernel_samples(run.profile)
-    new = shorter_period(period, got, config.profile.min_samples)
+    new = shorter_period(period, got, want)
     if new is not None:
-        log(f"{got} samples on the hottest kernel (fewer than {config.profile.min_samples}): sampling again at 2^{new}")
-        res2, run2, note2 = _sampled(config, new, lib, cupti, command, cwd, env, cancel, log, marks, volume)
+        _discard(prepared)
+        prepared = None
+        log(f"{got} samples on the hottest kernel (fewer than {want}): sampling again at 2^{new}")
+        res2, run2, note2, prepared2 = _sampled(config, new, lib, cupti, command, cwd, env, cancel, log, marks,
+                                                volume, ahead)
         total2 = run2.profile.total_samples or 1
         got2 = hot_kernel_samples(run2.profile)
         if run2.profile.dropped_samples / total2 <= MAX_DROPPED and got2 > got:
             period_note = f"sampling period 2^{new} (2^{period} brought {got} samples on the hottest kernel)"
-            res, run, period, buffer_note = res2, run2, new, note2
+            res, run, period, buffer_note, prepared = res2, run2, new, note2, prepared2
         else:
+            _discard(prepared2)
             period_note = (f"kept sampling period 2^{period} ({got} samples): 2^{new} dropped "
                            f"{run2.profile.dropped_samples} of {total2} samples")
-    return res, run, period, buffer_note, period_note
+    return res, run, period, buffer_note, period_note, prepared
 
 
 def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_output=None) -> CollectResult:
@@ -277,38 +370,67 @@ def collect_cupti(config: Config, out: Path, *, cancel=None, log=print, build_ou
     # GPA_CUPTI_WORKER_SLEEP_MS (CUPTI's decoding threads, default 100)
     volume = (Path(config.resolve(".gpa")) / sample_volume.FILE,
               sample_volume.harness_key(command, cwd, env, config.profile.kernels))
-    res, run, period, buffer_note, period_note = _sampling(config, lib, cupti, command, cwd, env, cancel, log,
-                                                           marks, volume)
+
+    def ahead(run) -> Prepared | None:     # while the sampled process ends: no harness run in it
+        return _prepare(config, run, out, build_output, cancel=cancel, log=log, marks=marks, cache_only=True)
+
+    res, run, period, buffer_note, period_note, prepared = _sampling(config, lib, cupti, command, cwd, env, cancel,
+                                                                     log, marks, volume, ahead)
+    if prepared is None or prepared.run is not run:
+        _discard(prepared)
+        prepared = _prepare(config, run, out, build_output, cancel=cancel, log=log, marks=marks, cache_only=False)
     LATE.wait()
-    from .bundle import Bundle, make_manifest, write_bundle
-    manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
-                             sources=_sources(config),
-                             extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
-                                              "origin": cupti.origin, "complete": run.complete,
-                                              "hardware_buffer_full": run.hardware_buffer_full,
-                                              "hardware_buffer_bytes": run.hw_bytes,
-                                              "hardware_buffer_note": buffer_note,
-                                              "format": run.format, "kernel_records": run.kernel_records,
-                                              "activity_dropped": run.activity_dropped,
-                                              "sampled_contexts": list(run.contexts),
-                                              "drains": {c: list(d) for c, d in run.drains.items()}},
-                                    "harness_wall_s": round(res.wall_s, 3)})
-    sample_volume.remember(volume[0], volume[1], period=period, samples=run.profile.total_samples,
-                           hw_bytes=run.hw_bytes, full=bool(run.hardware_buffer_full), filled_at=run.filled_at)
-    notes = list(run.errors) + [n for n in (buffer_note, period_note) if n]
-    profile = run.profile
-    if config.profile.throughput:
-        from_cache: dict[str, str] = {}
-        profile, note, by = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
-                                            cubins=run.cubins, from_cache=from_cache)
-        marks("throughput pass")
-        manifest["throughput"] = _throughput_manifest(config, profile, note, by, from_cache)
-        notes += [n for n in (note, manifest["throughput"]["unmeasured"]) if n]
-    write_bundle(out, Bundle(profile, run.cubins, manifest))
+    from .bundle import make_manifest
+    try:
+        manifest = make_manifest(collector="cupti", build_command=_build_cmd(config), harness_command=command,
+                                 sources=prepared.sources,
+                                 extra={"cupti": {"api_version": run.cupti_version, "library": str(cupti.library),
+                                                  "origin": cupti.origin, "complete": run.complete,
+                                                  "hardware_buffer_full": run.hardware_buffer_full,
+                                                  "hardware_buffer_bytes": run.hw_bytes,
+                                                  "hardware_buffer_note": buffer_note,
+                                                  "format": run.format, "kernel_records": run.kernel_records,
+                                                  "activity_dropped": run.activity_dropped,
+                                                  "sampled_contexts": list(run.contexts),
+                                                  "drains": {c: list(d) for c, d in run.drains.items()}},
+                                        "harness_wall_s": round(res.wall_s, 3)})
+        if prepared.throughput is not None:
+            manifest["throughput"] = prepared.throughput
+        sample_volume.remember(volume[0], volume[1], period=period, samples=run.profile.total_samples,
+                               hw_bytes=run.hw_bytes, full=bool(run.hardware_buffer_full), filled_at=run.filled_at)
+        prepared.staged.finish(manifest)
+    except BaseException:
+        prepared.discard()
+        raise
     marks("bundle written")
+    notes = list(run.errors) + [n for n in (buffer_note, period_note) if n] + prepared.notes
     if not run.complete:
         notes.append("the harness ended before CUPTI's last flush (no END record); late samples may be missing")
-    return CollectResult(out, profile, "cupti", res.wall_s, notes, run.launches_seen, run.cubins)
+    return CollectResult(out, prepared.profile, "cupti", res.wall_s, notes, run.launches_seen, run.cubins)
+
+
+def _prepare(config: Config, run, out: Path, build_output: str | None, *, cancel, log, marks: Marks,
+             cache_only: bool) -> Prepared | None:
+    """The sampling run's unit throughput (the throughput pass), sources and staged bundle. With
+    ``cache_only`` (called while the sampled process is still ending) None when the throughput
+    pass would run the harness again: that waits for the process's end (collect_cupti)."""
+    profile, notes, section = run.profile, [], None
+    if config.profile.throughput:
+        from_cache: dict[str, str] = {}
+        got = throughput_pass(config, profile, build_output, cancel=cancel, log=log, with_collector=True,
+                              cubins=run.cubins, from_cache=from_cache, cache_only=cache_only)
+        if got is None:
+            return None
+        profile, note, by = got
+        marks("throughput pass")
+        section = _throughput_manifest(config, profile, note, by, from_cache)
+        notes += [n for n in (note, section["unmeasured"]) if n]
+    sources = _sources(config)
+    LATE.wait()
+    from .bundle import StagedBundle
+    staged = StagedBundle(out, profile, run.cubins)
+    marks("bundle staged")
+    return Prepared(run, profile, notes, section, sources, staged)
 
 
 def attach_throughput(profile: Profile, rows: list[tuple[str, dict[str, float]]], clocks: str) -> Profile:
@@ -373,7 +495,7 @@ def cached_throughput(config: Config, bundle_path: str | os.PathLike) -> bool:
 
 def throughput_pass(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                     log=print, with_collector: bool = False, cubins: dict[str, bytes] | None = None,
-                    from_cache: dict[str, str] | None = None):
+                    from_cache: dict[str, str] | None = None, cache_only: bool = False):
     """Run the harness once more for unit throughput (see profile/throughput.py): under CUPTI's Range
     Profiler (``[profile] throughput_collector = "cupti"``), under ``ncu --metrics`` ("ncu"), or CUPTI
     and ncu when CUPTI could not ("auto", the default). With the profile's ``cubins`` CUPTI's
@@ -383,15 +505,23 @@ def throughput_pass(config: Config, profile: Profile, build_output: str | None, 
 
     Never fails the collection: without counters or a clean run, the bundle keeps its samples and
     the note says why the estimates are not bounded by the memory system. Returns (profile, note),
-    or (profile, note, who measured: "cupti", "ncu" or None) with ``with_collector``.
+    or (profile, note, who measured: "cupti", "ncu" or None) with ``with_collector``; with
+    ``cache_only`` None instead of running the harness (not every kernel is in the cache).
     """
     how = config.profile.throughput_collector
     got, note, by = profile, None, None
+    if cache_only and how not in ("auto", "cupti"):
+        return None
     if how in ("auto", "cupti"):
-        got, note = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, cubins=cubins,
-                                      from_cache=from_cache)
+        found = _throughput_cupti(config, profile, build_output, cancel=cancel, log=log, cubins=cubins,
+                                  from_cache=from_cache, cache_only=cache_only)
+        if found is None:
+            return None
+        got, note = found
         by = "cupti" if note is None else None
     if how == "ncu" or (how == "auto" and note is not None):
+        if cache_only:
+            return None
         first = note
         if first:
             log(f"{first}: measuring it with Nsight Compute instead")
@@ -448,11 +578,13 @@ def _throughput_manifest(config: Config, profile: Profile, note: str | None, by:
 
 def _throughput_cupti(config: Config, profile: Profile, build_output: str | None, *, cancel=None,
                       log=print, cubins: dict[str, bytes] | None = None,
-                      from_cache: dict[str, str] | None = None) -> tuple[Profile, str | None]:
+                      from_cache: dict[str, str] | None = None,
+                      cache_only: bool = False) -> tuple[Profile, str | None] | None:
     """The counters run of the injection library: the sampled kernels' first launches, replayed for
     the unit metrics; the harness ends once they are measured (profile/cupti/counters.py). Kernels
     measured before with the same code and launch (``cubins`` given: cupti/throughput_cache.py)
-    take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs."""
+    take the kept figures instead, and are named in ``from_cache``; when all do, nothing runs.
+    ``cache_only``: None (and ``from_cache`` untouched) where a counters run would be needed."""
     LATE.wait()
     from .cupti import throughput_cache
     sampled = _sampled_kernels(profile, config.profile.throughput_share)
@@ -460,9 +592,11 @@ def _throughput_cupti(config: Config, profile: Profile, build_output: str | None
         return profile, "unit throughput not measured (no sampled kernel to measure)"
     cache, keys, hits = _cache_hits(config, profile, sampled, build_output, cubins)
     kept = [(name, hit[0]) for name, hit in hits.items()]
+    todo = [n for n in sampled if n not in hits]
+    if todo and cache_only:
+        return None
     if from_cache is not None:
         from_cache.update((name, hit[1]) for name, hit in hits.items())
-    todo = [n for n in sampled if n not in hits]
     if not todo:
         log(f"unit throughput of {len(kept)} kernel(s) from the throughput cache (same code, launch and harness as "
             "when measured): no counters run")

@@ -184,68 +184,137 @@ def run(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
     on a crash (signal), non-zero exit (when ``check``), timeout or cancel;
     its ``output_tail`` holds the end of stdout/stderr.
     """
+    with start(command, cwd=cwd, env=env, timeout=timeout, cancel=cancel, wrapper=wrapper, what=what, echo=echo,
+               tail_chars=tail_chars, check=check) as running:
+        return running.finish()
+
+
+def start(command: Sequence[str] | str, *, cwd: str | os.PathLike | None = None,
+          env: Mapping[str, str] | None = None, timeout: float = 300.0,
+          cancel: threading.Event | None = None, wrapper: Sequence[str] = (),
+          what: str = "harness", echo: Callable[[str], None] | None = None,
+          tail_chars: int = TAIL_CHARS, check: bool = True) -> Running:
+    """Start ``wrapper + command`` as :func:`run` does and return it running; use it as a context
+    manager (``with start(...) as r: ...; res = r.finish()``): leaving the block by an exception
+    before :meth:`Running.finish` kills the harness's group, so no harness outlives its caller."""
     argv, _ = argv_of(command)
     argv = [*map(str, wrapper), *argv]
     full_env = dict(os.environ)
     full_env.update({str(k): str(v) for k, v in (env or {}).items()})
     if cwd is not None and not Path(cwd).is_dir():
         raise HarnessError(f"the {what} folder {cwd} does not exist", "fix [harness] cwd in gpa.toml")
-    start = time.monotonic()
-    proc = _start(argv, cwd, full_env, what)
-    out = _Tail(proc.stdout, tail_chars, echo)
-    err = _Tail(proc.stderr, tail_chars, echo)
-    reason = None
-    exited = _exit_notice(proc)
-    try:
-        while True:
-            if _waited(proc, exited, 0.05):
-                break
-            if cancel is not None and cancel.is_set():
-                reason = "cancelled"
-                break
-            if time.monotonic() - start > timeout:
-                reason = "timeout"
-                break
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        if exited is not None:
-            os.close(exited)
-    if reason:
-        _kill_group(proc)
-    else:
-        # the leader exited; children it left in its group must not outlive the run
+    return Running(argv, cwd, full_env, timeout, cancel, what, echo, tail_chars, check)
+
+
+class Running:
+    """A harness started by :func:`start`: wait for something it signals (:meth:`wait_for`), then
+    for its end (:meth:`finish`, which raises as :func:`run` does)."""
+
+    def __init__(self, argv: list[str], cwd, env: dict[str, str], timeout: float, cancel: threading.Event | None,
+                 what: str, echo: Callable[[str], None] | None, tail_chars: int, check: bool) -> None:
+        self.argv, self.timeout, self.cancel, self.what, self.check = argv, timeout, cancel, what, check
+        self.start = time.monotonic()
+        self.proc = _start(argv, cwd, env, what)
+        self._out = _Tail(self.proc.stdout, tail_chars, echo)
+        self._err = _Tail(self.proc.stderr, tail_chars, echo)
+        self._exited = _exit_notice(self.proc)
+        self._reason: str | None = None
+        self._finished = False
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if not self._finished:
+            self._close_notice()
+            _kill_group(self.proc)
+            self._finished = True
+
+    def _close_notice(self) -> None:
+        if self._exited is not None:
+            os.close(self._exited)
+            self._exited = None
+
+    def _stop_reason(self) -> str | None:
+        if self.cancel is not None and self.cancel.is_set():
+            return "cancelled"
+        if time.monotonic() - self.start > self.timeout:
+            return "timeout"
+        return None
+
+    def wait_for(self, fd: int) -> bool:
+        """Wait until ``fd`` is readable (True: the harness is still running, or just ended) or the
+        harness exits, times out or is cancelled (False; :meth:`finish` then says which)."""
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    wall = time.monotonic() - start
-    result = RunResult(tuple(argv), proc.returncode if proc.returncode is not None else -9,
-                       out.text(), err.text(), wall)
-    tail = result.output_tail
-    shown = " ".join(argv) if len(" ".join(argv)) < 200 else " ".join(argv)[:200] + " ..."
-    if reason == "timeout":
-        raise HarnessError(f"the {what} ran longer than its {timeout:g} s timeout and was killed ({shown})",
-                           "raise [harness] timeout in gpa.toml, or make the harness run a smaller problem",
-                           output_tail=tail, returncode=result.returncode)
-    if reason == "cancelled":
-        raise HarnessError(f"the {what} was cancelled", "a newer run replaced it; nothing to do",
-                           output_tail=tail, returncode=result.returncode)
-    if result.returncode < 0:
-        sig = -result.returncode
+            while True:
+                if self._exited is not None:
+                    ready = select.select([self._exited, fd], [], [], 0.05)[0]
+                    if fd in ready:
+                        return True
+                    if ready:
+                        return False
+                else:
+                    if select.select([fd], [], [], 0.05)[0]:
+                        return True
+                    if self.proc.poll() is not None:
+                        return False
+                if (reason := self._stop_reason()) is not None:
+                    self._reason = reason
+                    return False
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def finish(self) -> RunResult:
+        """Wait for the harness to end; its result, or :class:`HarnessError` as :func:`run` raises."""
+        proc, what = self.proc, self.what
+        reason = self._reason
         try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = f"signal {sig}"
-        raise HarnessError(f"the {what} crashed with {name} ({shown})",
-                           "run it by hand to reproduce; see the output tail below",
-                           output_tail=tail, returncode=result.returncode)
-    if check and result.returncode != 0:
-        raise HarnessError(f"the {what} exited with code {result.returncode} ({shown})",
-                           "it must exit 0; see the output tail below",
-                           output_tail=tail, returncode=result.returncode)
-    return result
+            while reason is None:
+                if _waited(proc, self._exited, 0.05):
+                    break
+                reason = self._stop_reason()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        finally:
+            self._close_notice()
+        self._finished = True
+        if reason:
+            _kill_group(proc)
+        else:
+            # the leader exited; children it left in its group must not outlive the run
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        wall = time.monotonic() - self.start
+        argv = self.argv
+        result = RunResult(tuple(argv), proc.returncode if proc.returncode is not None else -9,
+                           self._out.text(), self._err.text(), wall)
+        tail = result.output_tail
+        shown = " ".join(argv) if len(" ".join(argv)) < 200 else " ".join(argv)[:200] + " ..."
+        if reason == "timeout":
+            raise HarnessError(f"the {what} ran longer than its {self.timeout:g} s timeout and was killed ({shown})",
+                               "raise [harness] timeout in gpa.toml, or make the harness run a smaller problem",
+                               output_tail=tail, returncode=result.returncode)
+        if reason == "cancelled":
+            raise HarnessError(f"the {what} was cancelled", "a newer run replaced it; nothing to do",
+                               output_tail=tail, returncode=result.returncode)
+        if result.returncode < 0:
+            sig = -result.returncode
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            raise HarnessError(f"the {what} crashed with {name} ({shown})",
+                               "run it by hand to reproduce; see the output tail below",
+                               output_tail=tail, returncode=result.returncode)
+        if self.check and result.returncode != 0:
+            raise HarnessError(f"the {what} exited with code {result.returncode} ({shown})",
+                               "it must exit 0; see the output tail below",
+                               output_tail=tail, returncode=result.returncode)
+        return result
 
 
 # ---------------------------------------------------------------- "no samples" diagnosis

@@ -47,6 +47,12 @@
  *     measured in the sampling run: on the H100 with CUPTI 13.0.1 enabling the
  *     Range Profiler silently stops PC sampling (benchmarks/profiling/README.md).
  * GPA_CUPTI_TIMING=1 adds Z records: where the start-up goes.
+ * GPA_CUPTI_DONE names a FIFO the caller reads: once END is written and
+ *   flushed, the library writes "<pid> <bytes of cupti.txt through END>\n" to
+ *   it (opened non-blocking: no reader, no wait), so the caller can read the
+ *   output while the process is still ending (its exit takes 0.15 s after the
+ *   last record on the H100: the other libraries' destructors, the GPU
+ *   context's teardown); gpa_lsp/profile/cupti/done_signal.py.
  * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
  * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
  * permission for the counters, a full hardware buffer) are written there as
@@ -101,6 +107,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <math.h>
 #include <unistd.h>
 #include <inttypes.h>
@@ -386,6 +393,22 @@ static int alloc_data(CUpti_PCSamplingData *d, size_t num_pcs, size_t num_reason
 
 /* ------------------------------------------------------------------ counters mode */
 
+/* The output is complete through END (flushed): say so on GPA_CUPTI_DONE's FIFO, if the caller
+ * gave one and still reads it; never blocks and never fails the process. */
+static void signal_done(void)
+{
+    const char *path = getenv("GPA_CUPTI_DONE");
+    if (!path || !*path) return;
+    long end = ftell(g_out);
+    if (end < 0) return;
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    char word[64];
+    int n = snprintf(word, sizeof(word), "%ld %ld\n", (long)getpid(), end);
+    if (n > 0 && write(fd, word, (size_t)n) < 0) { /* the caller reads the output after the exit */ }
+    close(fd);
+}
+
 static void write_end(void)
 {
     flockfile(g_out);
@@ -395,6 +418,7 @@ static void write_end(void)
     mark("end");
     fprintf(g_out, "END\n");
     fflush(g_out);
+    signal_done();
 }
 
 #ifndef GPA_NO_RANGE_PROFILER

@@ -80,7 +80,9 @@ def _matches(name: str, demangled: str, filters: Sequence[str]) -> bool:
 
 
 def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail: str = "",
-                require_samples: bool = True) -> CuptiRun:
+                require_samples: bool = True, text: bytes | None = None) -> CuptiRun:
+    """``text``: the output's records as read already (the part through END that the library
+    signalled while the harness was still ending: done_signal.py); else ``cupti.txt`` is read."""
     folder = Path(folder)
     path = folder / "cupti.txt"
     if not path.is_file():
@@ -107,7 +109,7 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
     version = fmt = 0
     complete = False
     marks: list[tuple[str, int]] = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in (path.read_bytes() if text is None else text).decode("utf-8", "replace").splitlines():
         parts = line.split(" ")
         tag = parts[0]
         try:

@@ -1,0 +1,120 @@
+"""The injection library's word that its output is complete, while the harness is still ending.
+
+Why: on the H100 a sampled process takes about 0.15 s to end after the library's last record (the
+other libraries' destructors, then the GPU context's teardown; benchmarks/profiling/README.md),
+and reading the samples, the cached unit throughput and the bundle's compression do not need the
+process gone. So the sampling run gives the library a FIFO (``GPA_CUPTI_DONE``); once END is
+written and flushed the library writes ``<pid> <bytes of cupti.txt through END>`` to it, and the
+collector reads that much of the output while the process exits (profile/collect.py).
+
+What the word does not promise, and how the collector stays right anyway: the harness's exit
+status is still waited for (a harness that fails after the flush fails the collection as
+before), and the output is checked again after the exit (:func:`unchanged`): a second CUDA
+process of the same harness rewrites ``cupti.txt``, so anything but the records that may follow
+END (the library's ``Z fini`` timing mark) means the output read early is dropped and read again.
+
+A FIFO, not a pipe handed down as a descriptor: the harness may be a shell or a script that
+starts the CUDA program, and the runner (gpa_lsp/procs.py) closes inherited descriptors; a path
+in the environment reaches the library wherever the environment does. The library opens it
+non-blocking, so a process that outlives the collector's reading never waits on it. Standard
+library only: this runs on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV = "GPA_CUPTI_DONE"
+NAME = "done.fifo"
+OUTPUT = "cupti.txt"
+MAX_WORD = 4096
+
+
+class DoneSignal:
+    """A FIFO in the run's output folder, open for reading (non-blocking) while the harness runs.
+
+    Also held open for writing by the collector itself, so the FIFO never reads as ended (a writer
+    that came and went without a word would otherwise make it readable at every wait)."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.path = str(Path(folder) / NAME)
+        os.mkfifo(self.path, 0o600)
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            self._writer = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            os.close(self.fd)
+            raise
+        self._got = b""
+
+    @classmethod
+    def open_in(cls, folder: str | os.PathLike) -> DoneSignal | None:
+        """The signal for a run writing to ``folder``; None where no FIFO can be made there."""
+        try:
+            return cls(folder)
+        except (OSError, AttributeError):     # no mkfifo (not POSIX), or a file system without FIFOs
+            return None
+
+    def env(self) -> dict[str, str]:
+        return {ENV: self.path}
+
+    def flushed_bytes(self) -> int | None:
+        """Bytes of ``cupti.txt`` through END, from the first word the library wrote; None if no
+        complete word has come (call once the descriptor is readable)."""
+        try:
+            while len(self._got) < MAX_WORD and (chunk := os.read(self.fd, MAX_WORD)):
+                self._got += chunk
+        except BlockingIOError:
+            pass
+        except OSError:
+            return None
+        line, sep, _ = self._got.partition(b"\n")
+        if not sep:
+            return None
+        try:
+            _pid, end = (int(x) for x in line.split())
+        except ValueError:
+            return None
+        return end if end > 0 else None
+
+    def close(self) -> None:
+        for fd in (self.fd, self._writer):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def flushed_text(folder: str | os.PathLike, end: int) -> bytes | None:
+    """The first ``end`` bytes of the output, when they end with the END record; else None."""
+    try:
+        with open(Path(folder) / OUTPUT, "rb") as f:
+            data = f.read(end)
+    except OSError:
+        return None
+    if len(data) != end or not (data == b"END\n" or data.endswith(b"\nEND\n")):
+        return None
+    return data
+
+
+def unchanged(folder: str | os.PathLike, prefix: bytes) -> list[tuple[str, int]] | None:
+    """After the harness's exit: the Z marks written after END when the output still starts with
+    ``prefix`` (what was read early) and holds nothing else after it; None when it changed (the
+    early reading is then dropped)."""
+    try:
+        data = (Path(folder) / OUTPUT).read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(prefix):
+        return None
+    marks: list[tuple[str, int]] = []
+    for line in data[len(prefix):].decode("utf-8", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[0] != "Z":
+            return None
+        try:
+            marks.append((parts[1], int(parts[2])))
+        except ValueError:
+            return None
+    return marks
