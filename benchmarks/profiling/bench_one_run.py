@@ -16,7 +16,8 @@ command whole as a user waits for it (Python start-up, bundle written), with
 - ``default``: the same command with the cache the previous run left (warm: the hot kernels'
   unit throughput is reused and no counters run starts: a profile after a change elsewhere, or none);
 - ``sampling``: ``--no-throughput`` (what the editor waits for before the advice);
-- ``drain20`` (asked for with ``--variants``): the default with ``GPA_CUPTI_DRAIN_MS=20``;
+- ``drain20`` (asked for with ``--variants``): the default with ``GPA_CUPTI_DRAIN_MS=20``; ``hw<MB>``
+  with ``GPA_CUPTI_HW_BYTES`` at that many MB; ``worker<ms>`` with ``GPA_CUPTI_WORKER_SLEEP_MS``;
 - ``cold`` (once): the default with neither cache (first profile of a harness; the GPU check's
   remembered pass, which is per machine and driver, is kept);
 - ``ncu`` (``--ncu-repeat``): ``ncu --section SourceCounters --section WarpStateStats -c 5`` on the
@@ -116,6 +117,12 @@ def bench(project: Path, repeat: int, ncu_repeat: int, out_dir: Path, before: Pa
         # the default with the library's periodic drain at 20 ms (benchmarks/profiling/exit_cost.py)
         "drain20": ([*gpa, "--out", str(bundle)], {**env, "GPA_CUPTI_DRAIN_MS": "20"}, ()),
     }
+    for name in names:   # the default with one library setting: hw<MB> (hardware buffer), worker<ms> (CUPTI's
+        # decoding threads' sleep, GPA_CUPTI_WORKER_SLEEP_MS; CUPTI's own default 100 ms)
+        if name.startswith("hw") and name[2:].isdigit():
+            variants[name] = ([*gpa, "--out", str(bundle)], {**env, "GPA_CUPTI_HW_BYTES": str(int(name[2:]) << 20)}, ())
+        elif name.startswith("worker") and name[6:].isdigit():
+            variants[name] = ([*gpa, "--out", str(bundle)], {**env, "GPA_CUPTI_WORKER_SLEEP_MS": name[6:]}, ())
     variants = {k: v for k, v in variants.items() if k in names and (k != "before" or before is not None)}
     runs: dict[str, list[float]] = {"bare": [], **{k: [] for k in variants}, "cold": [], "ncu": []}
     facts: dict[str, list[dict]] = {k: [] for k in [*variants, "cold"]}
@@ -206,7 +213,8 @@ def main() -> int:
     ap.add_argument("--before", help="a tree holding the gpa_lsp package to compare with")
     ap.add_argument("--cases", nargs="*", default=[])
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS),
-                    help=f"of before, remeasure, default, sampling, drain20 (default: {' '.join(VARIANTS)})")
+                    help=f"of before, remeasure, default, sampling, drain20, hw<MB>, worker<ms> "
+                         f"(default: {' '.join(VARIANTS)})")
     ap.add_argument("--json")
     args = ap.parse_args()
     before = Path(args.before).resolve() if args.before else None

@@ -44,7 +44,28 @@ def test_sizes_picked_from_the_last_run_lost_no_samples_on_the_h100():
             runs = by[size >> 20]
             assert not any(r["hardware_buffer_full"] for r in runs), name
             assert abs(statistics.median(r["samples"] for r in runs) / full - 1) < 0.01, name
-    assert picked == {"probe": 128, "restrict_fir": 64, "long_1s": None}
+    assert picked == {"probe": 64, "restrict_fir": 64, "long_1s": None}
+
+
+def test_bytes_per_sample_against_the_h200s_smallest_buffers():
+    """On the H200 probe's samples fit every buffer from 8 MB (none full, the same samples within
+    0.1%), so 64 B a sample is 3x what the smallest needed; long_run at 2^15 filled 16 and 32 MB,
+    and the rule keeps it at the period's 64 MB (its 17 M samples need more than that)."""
+    doc = json.loads(HW_BUFFER.with_name("hw_buffer.h200.json").read_text())
+    probe = doc["projects"]["probe"]["runs"]
+    assert {r["mb"] for r in probe} == {8, 16, 32, 64, 128} and not any(r["hardware_buffer_full"] for r in probe)
+    samples = statistics.median(r["samples"] for r in probe)
+    assert max(r["samples"] for r in probe) / min(r["samples"] for r in probe) < 1.001
+    held = min(r["mb"] for r in probe) << 20
+    assert sample_volume.BYTES_PER_SAMPLE >= 3 * held / samples
+    entry = {"period": 12, "samples": int(samples), "hw_bytes": 128 << 20, "full": False}
+    assert sample_volume.sized(entry, 12, hw_buffer_bytes(12)) == 64 << 20
+    long_run = doc["projects"]["long_run"]["runs"]
+    assert all(r["hardware_buffer_full"] == 0 for r in long_run if r["mb"] == 64)
+    assert any(r["hardware_buffer_full"] for r in long_run if r["mb"] < 64)
+    entry = {"period": 15, "samples": int(statistics.median(r["samples"] for r in long_run if r["mb"] == 64)),
+             "hw_bytes": 64 << 20, "full": False}
+    assert sample_volume.sized(entry, 15, hw_buffer_bytes(15)) is None
 
 
 def test_no_entry_a_full_one_or_a_longer_period_keeps_the_periods_size():
@@ -57,7 +78,7 @@ def test_no_entry_a_full_one_or_a_longer_period_keeps_the_periods_size():
     # a shorter period brings more samples: 2^12 -> 2^8 is 16x
     mid = {"period": 12, "samples": 300_000, "hw_bytes": 512 << 20, "full": False}
     assert sample_volume.sized(mid, 12, 512 << 20) == 64 << 20
-    assert sample_volume.sized(mid, 8, 512 << 20) is None        # 4.8 M samples x 128 B: 512 MB
+    assert sample_volume.sized(mid, 8, 512 << 20) is None        # 4.8 M samples x 64 B: 512 MB
 
 
 def test_cache_file_keeps_the_last_runs_per_harness(tmp_path):
@@ -110,28 +131,28 @@ def test_second_run_of_a_harness_gets_the_buffer_its_samples_need(tmp_path, monk
     cfg = _replaying(tmp_path, fills_below=0)
     first = collect_cupti(cfg, tmp_path / "a.gpabundle", log=lambda m: None)
     second = collect_cupti(cfg, tmp_path / "b.gpabundle", log=lambda m: None)
-    assert _sizes(tmp_path) == [512, 128]          # 556,533 samples x 128 B -> 128 MB
+    assert _sizes(tmp_path) == [512, 64]           # 556,533 samples x 64 B -> 64 MB
     assert first.profile.total_samples == second.profile.total_samples == 556_533
     m = read_bundle(tmp_path / "b.gpabundle").manifest["cupti"]
-    assert m["hardware_buffer_bytes"] == 128 << 20 and m["hardware_buffer_note"] is None
+    assert m["hardware_buffer_bytes"] == 64 << 20 and m["hardware_buffer_note"] is None
     assert not any("hardware" in n for n in second.notes)
 
 
 def test_a_buffer_that_fills_is_run_again_at_the_periods_size_and_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("GPA_CUPTI_HW_BYTES", raising=False)
-    cfg = _replaying(tmp_path, fills_below=256 << 20)
+    cfg = _replaying(tmp_path, fills_below=128 << 20)
     collect_cupti(cfg, tmp_path / "a.gpabundle", log=lambda m: None)
     got = collect_cupti(cfg, tmp_path / "b.gpabundle", log=lambda m: None)
-    assert _sizes(tmp_path) == [512, 128, 512]     # the small one filled: sampled again with 512 MB
+    assert _sizes(tmp_path) == [512, 64, 512]      # the small one filled: sampled again with 512 MB
     assert got.profile.total_samples == 556_533    # nothing lost to the saving
     m = read_bundle(tmp_path / "b.gpabundle").manifest["cupti"]
     assert m["hardware_buffer_bytes"] == 512 << 20 and m["hardware_buffer_full"] == 0
-    assert "sized from this harness's last run (128 MB) filled up 1 time(s)" in m["hardware_buffer_note"]
+    assert "sized from this harness's last run (64 MB) filled up 1 time(s)" in m["hardware_buffer_note"]
     assert any("sampled again with 512 MB" in n for n in got.notes)
     # and the next run is not given a buffer that filled on this harness (nor run twice again)
     collect_cupti(cfg, tmp_path / "c.gpabundle", log=lambda m: None)
     collect_cupti(cfg, tmp_path / "d.gpabundle", log=lambda m: None)
-    assert _sizes(tmp_path) == [512, 128, 512, 256, 256]
+    assert _sizes(tmp_path) == [512, 64, 512, 128, 128]
 
 
 def test_buffers_that_keep_filling_end_at_the_periods_size(tmp_path, monkeypatch):
@@ -139,7 +160,7 @@ def test_buffers_that_keep_filling_end_at_the_periods_size(tmp_path, monkeypatch
     cfg = _replaying(tmp_path, fills_below=512 << 20)
     for name in "abcde":
         collect_cupti(cfg, tmp_path / f"{name}.gpabundle", log=lambda m: None)
-    assert _sizes(tmp_path) == [512, 128, 512, 256, 512, 512, 512]
+    assert _sizes(tmp_path) == [512, 64, 512, 128, 512, 256, 512, 512]
 
 
 def test_an_explicit_size_wins_over_the_cache(tmp_path, monkeypatch):
@@ -175,7 +196,7 @@ def test_a_run_that_failed_for_another_reason_does_not_shrink_the_next_runs_choi
     collect_cupti(cfg, tmp_path / "a.gpabundle", log=lambda m: None)                  # 512 MB, recorded
     harness.write_text(FAILING_ONCE.format(flag=str(tmp_path / "failed"), log=str(tmp_path / "hw.log"),
                                            replay=str(tmp_path / "replay.py")))
-    got = collect_cupti(cfg, tmp_path / "b.gpabundle", log=lambda m: None)           # 128 MB fails, then 512
+    got = collect_cupti(cfg, tmp_path / "b.gpabundle", log=lambda m: None)           # 64 MB fails, then 512
     assert got.profile.total_samples == 556_533 and any("brought no samples" in n for n in got.notes)
     collect_cupti(cfg, tmp_path / "c.gpabundle", log=lambda m: None)
-    assert _sizes(tmp_path) == [512, 128, 512, 128]                                  # 128 MB again
+    assert _sizes(tmp_path) == [512, 64, 512, 64]                                    # 64 MB again

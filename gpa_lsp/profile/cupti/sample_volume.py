@@ -10,8 +10,9 @@ run: this file keeps, per harness (command, folder, environment, kernel filter),
 its last sampling run, in ``.gpa/sample-volume.json`` beside the bundles.
 
 Rule: a buffer that holds the whole previous run's samples at ``BYTES_PER_SAMPLE`` each (scaled
-by the sampling period) even if CUPTI drained none of them while the harness ran, rounded up to
-a power of two, at least ``MIN_BYTES`` (the smallest size measured) and never above the size the
+by the sampling period; CUPTI's decoding threads empty it while the harness runs, so the samples
+it must hold at once are fewer), rounded up to a power of two, at least ``MIN_BYTES`` (below it
+nothing measurable is gained) and never above the size the
 period would get without a cache (``collect.hw_buffer_bytes``). The check is CUPTI's
 hardware-buffer-full flag: a run that filled a buffer sized here is run again at the period's
 size (the collector says so in its notes), and the entry keeps the flag so the next run does not
@@ -28,9 +29,13 @@ from typing import Mapping, Sequence
 
 from .json_store import read_entries, write_entries
 
-# generous on purpose: the H100 held probe's 553 K samples in 64 MB (about 120 B a sample with
-# no drain at all); 128 B a sample rounds probe up to 128 MB, which cost the same as 64 MB there
-BYTES_PER_SAMPLE = 128
+# CUPTI's decoding threads empty the buffer while the harness runs: an H200 held probe's 410 K
+# samples in 8 MB (20 B a sample, no buffer full in 3 runs at 8 to 128 MB; hw_buffer.h200.json),
+# the H100 its 553 K in 64 MB (the smallest size tried there). 64 B a sample (3x the 20 B) gives
+# probe 64 MB on both, where 128 B gave the H100 128 MB: 0.04-0.05 s more of the sampled
+# process's start and end (harness 0.628 vs 0.591 s on the H100, 0.718 vs 0.664 s on the H200;
+# benchmarks/profiling/README.md). Below 64 MB nothing measurable was gained (MIN_BYTES)
+BYTES_PER_SAMPLE = 64
 MIN_BYTES = 64 << 20
 MAX_ENTRIES = 32
 FILE = "sample-volume.json"
