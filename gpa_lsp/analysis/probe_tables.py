@@ -10,7 +10,7 @@ someone probed. A device a table does not name takes the rows of a probed device
 (``probed_devices.json``: the same compute capability and SM count, e.g. an H200 and an H100 SXM,
 both GH100 with 132 SMs): what the tables hold are the SMs', L1's and L2's costs per request and
 shares of each unit's own peak, which the chip sets; the memory behind it differs (HBM3e against
-HBM3), so a borrowed DRAM figure is a share of this device's peak measured on another's. Every
+HBM3), so a borrowed DRAM share is converted to this device's peak (``borrowed_dram_scale``). Every
 report says when tables were borrowed, and which are missing (``coverage``). A device of no probed
 chip gets no unit models (the methods' sample-based estimates only), as before."""
 
@@ -86,8 +86,8 @@ def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
     parts = []
     for other, whats in borrowed.items():
         same = mine is not None and probed_devices().get(other) == mine
-        how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; DRAM figures are shares of this device's own "
-               "peak measured on the other's memory" if same else "not the same chip: a rough guide only")
+        how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; their DRAM shares converted to this device's peak "
+               "by Little's law" if same else "not the same chip: a rough guide only")
         parts.append(f"{name} has not been probed: {', '.join(whats)} use the tables measured on {other} ({how})")
     if missing:
         parts.append(f"{name} has no probe tables of its chip: without them " + ", ".join(missing)
