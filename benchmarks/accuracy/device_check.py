@@ -37,16 +37,6 @@ from gpa_lsp.errors import GpaError  # noqa: E402
 KERNELS = ROOT / "kernels"
 
 
-def timings_by(doc: dict, field: str) -> dict[tuple[str, str], dict]:
-    """(case, variant) -> a timing row whose ``median_ms`` is the chosen figure (``median_ms``: the
-    event pair; ``duration_ms``: the kernel's activity-record duration)."""
-    out = {}
-    for r in doc.get("results", []):
-        if r.get(field):
-            out[(r["case"], r["variant"])] = {**r, "median_ms": r[field]}
-    return out
-
-
 def _verified(b, c):
     """The advice after the verification results stored in the bundle (``gpa verify`` on that
     device, benchmarks/verify/run.py); the estimated advice where none is stored."""
@@ -121,12 +111,12 @@ def main(argv: list[str] | None = None) -> int:
             "| median error | error of the top advice |", "|---|---|---|---|---|---|"]
     dumped = {}
     for field, label in (("duration_ms", "kernel durations (activity records)"), ("median_ms", "event pairs")):
-        rows, cases = evaluate(folder, timings_by(doc, field))
+        rows, cases = evaluate(folder, variants.timings_by(doc, field))
         text.append(line(label, variants.figures(rows, cases, verified=False)))
         if done:
             text.append(line(f"{label}, verified ({len(done)} cases)", variants.figures(rows, cases, verified=True)))
         dumped[field] = [r.__dict__ for r in rows]
-    rows, cases = evaluate(folder, timings_by(doc, "duration_ms"))
+    rows, cases = evaluate(folder, variants.timings_by(doc, "duration_ms"))
     text += ["", "Every variant, achieved from kernel durations:", "",
              "| case | variant | optimizer | expect | achieved | rank | estimate | error |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:

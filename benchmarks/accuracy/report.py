@@ -140,7 +140,8 @@ def render(rows: list[Row], env: dict) -> str:
            "(timed on the GPU by `record.py`) and the bundles recorded in `kernels/*/recorded/`.", "",
            f"- device: {env.get('device', 'unknown')} (driver {env.get('driver', '?')})",
            f"- CUDA: {env.get('cuda', 'unknown')}",
-           f"- timed: {env.get('date', 'unknown')}, {env.get('runs', '?')} runs per variant (median)", "",
+           f"- timed: {env.get('date', 'unknown')}, {env.get('runs', '?')} runs per variant (median)"
+           + ("; achieved from the kernels' activity-record durations" if env.get("achieved") == "duration" else ""), "",
            "| case | optimizer | rank | estimate | achieved | error | advice line | original ms | improved ms | notes |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -183,19 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timings", default=str(Path(__file__).with_name("timings.json")))
     ap.add_argument("--out", default=str(ROOT / "docs" / "accuracy.md"))
     ap.add_argument("--json", help="also write the rows as JSON here")
+    ap.add_argument("--achieved", choices=("event", "duration"), default="event",
+                    help="achieved speedups from the event pairs (default) or the kernel durations "
+                         "(timings recorded with record.py --durations)")
     args = ap.parse_args(argv)
     tpath = Path(args.timings)
     env = json.loads(tpath.read_text()) if tpath.is_file() else {}
     if not env:
         print(f"warning: {tpath} not found: no achieved speedups (run record.sh on the GPU machine)", file=sys.stderr)
-    timings = {(r["case"], r["variant"]): r for r in env.get("results", [])}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import variants
+    timings = variants.timings_by(env, variants.ACHIEVED_FIELDS[args.achieved])
+    env = {**env, "achieved": args.achieved}
     cases = sorted(p.parent for p in KERNELS.glob("*/case.toml"))
     if args.cases:
         cases = [c for c in cases if c.name in set(args.cases)]
     rows = [evaluate(c, timings) for c in cases]
     text = render(rows, env)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import variants
     from gpa_lsp.verify.runner import with_stored
 
     def plain(bundle, case):
@@ -215,7 +220,6 @@ def main(argv: list[str] | None = None) -> int:
         if ca is not None:
             vcases.append(ca)
     text += "\n" + "\n".join(variants.render(vrows, vcases)) + "\n"
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import vanished
     checked = [v for c in cases if (v := vanished.compare(c, tomllib.loads((c / "case.toml").read_text())))]
     text += "\n".join(vanished.render(checked)) + ("\n" if checked else "")

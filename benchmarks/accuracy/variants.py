@@ -75,6 +75,22 @@ def _kernel(report, name: str):
     return None
 
 
+# what "achieved" is divided from: the event pair around one launch (the harness's GPA_TIMING), or
+# the kernel's own duration from CUPTI activity records (record.py --durations; what the estimates
+# and `gpa verify` measure). docs/optimizers.md ("Event pairs against kernel durations").
+ACHIEVED_FIELDS = {"event": "median_ms", "duration": "duration_ms"}
+
+
+def timings_by(doc: dict, field: str) -> dict[tuple[str, str], dict]:
+    """(case, variant) -> a timing row whose ``median_ms`` is the chosen figure (``median_ms``: the
+    event pair; ``duration_ms``: the kernel's activity-record duration); rows without it left out."""
+    out = {}
+    for r in doc.get("results", []):
+        if r.get(field):
+            out[(r["case"], r["variant"])] = {**r, "median_ms": r[field]}
+    return out
+
+
 def evaluate(case: Path, timings: dict, advise, advise_verified,
              bundle: Path | None = None) -> tuple[list[VariantRow], CaseAdvice | None]:
     """Each variant's row and what the advisor ranks, from the case's recorded bundle (or ``bundle``:
