@@ -136,6 +136,11 @@ class DeviceTable:
         return y1 + (y1 - y0) * (lines - x1) / (x1 - x0)
 
 
+def table_name(ctx: KernelContext) -> str:
+    """The device whose walk probe (the unit model's table) applies to the kernel's device."""
+    return coalescing_name(ctx.device, "walk")
+
+
 @lru_cache(maxsize=None)
 def device_table(name: str) -> DeviceTable | None:
     """The probe's numbers for a device (matched by the name the profile records), or None."""
@@ -272,7 +277,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     ``spread`` (the busy SMs now over the busy SMs after, at most 1): a rewrite that multiplies the
     threads of a grid that left SMs idle puts its work on more of them. Eq. 2 reads the busy SMs'
     shares (``BUSY_SCALED``): the device-wide average counts the idle SMs."""
-    table = device_table(coalescing_name(ctx.device))
+    table = device_table(table_name(ctx))
     tp = ctx.kernel.throughput
     if table is None or tp is None or not tp.duration_ns or not tp.clock_hz:
         return None
@@ -394,7 +399,10 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     DRAM at or above it (bitonic_global: a launch of 8 us whose data the L2 holds, 31% of DRAM's
     peak against the 27% its bytes per warp would pull)."""
     launch, occ = ctx.launch, ctx.occupancy
-    if not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:
+    src = coalescing_name(ctx.device, "loopfree")      # the device whose loop-free probe applies
+    if src != table_name(ctx):
+        table = device_table(src)
+    if table is None or not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:
         return None
     looped = {fb.function.instructions[i].offset for fb in ctx.blames
               for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions}
@@ -404,7 +412,7 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     inflight = occ.active_warps * read_bytes / warps
     reach = attainable(table.loopfree, inflight)
     tp = ctx.kernel.throughput
-    if reach is not None and coalescing_name(ctx.device) != ctx.device.name:
+    if reach is not None and src != ctx.device.name:
         reach *= borrowed_dram_scale(table.dram_peak, tp)    # another device's curve: its bytes per second
     if reach is None or tp is None or (tp.pct("dram") or 0.0) >= reach:
         return None   # the original already pulls more than its DRAM bytes in flight would: the roof says nothing

@@ -176,13 +176,13 @@ def merge_estimate(ctx: KernelContext) -> tuple[float, int] | None:
     bytes and launch, or when the kernel's DRAM runs below the probe's gathers (it does not hold the
     time) or other accesses' bytes are not known."""
     tp = ctx.kernel.throughput
-    table = probe(coalescing_name(ctx.device))
+    table = probe(coalescing_name(ctx.device, "fieldgather"))
     if table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
         return None
     least = table.gather_dram_pct
-    if coalescing_name(ctx.device) != ctx.device.name:     # another device's share: its bytes per second
+    if (src := coalescing_name(ctx.device, "fieldgather")) != ctx.device.name:   # another device's share: its bytes per second
         from .coalescing import device_table
-        dt = device_table(coalescing_name(ctx.device))
+        dt = device_table(src)
         least *= borrowed_dram_scale(dt.dram_peak if dt is not None else None, tp)
     if (tp.pct("dram") or 0.0) < least:
         return None

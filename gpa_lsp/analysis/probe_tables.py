@@ -21,11 +21,16 @@ from functools import lru_cache
 from importlib import resources
 from typing import Mapping
 
-# table file -> (what reads it, whether a device of no probed chip still takes its first device's rows:
-# Atomic Privatization's speedups are ratios of two loops on one device, kept for any device as before)
-TABLES = {"coalescing.json": ("Global Memory Coalescing's unit model and the gather and divergence probes", False),
-          "memory_parallelism.json": ("the memory-parallelism roof", False),
-          "atomics.json": ("Atomic Privatization's measured speedups", True)}
+# (table file, probe key in a device's entry or None for the whole entry, what reads it, whether a device
+# of no probed chip still takes the file's first device's rows: Atomic Privatization's speedups are
+# ratios of two loops on one device, kept for any device as before)
+TABLES = (("coalescing.json", "walk", "Global Memory Coalescing's unit model", False),
+          ("coalescing.json", "loopfree", "the loop-free DRAM roof", False),
+          ("coalescing.json", "lanewalk_spread", "the lane-walk spread probe", False),
+          ("coalescing.json", "fieldgather", "the gather probe", False),
+          ("coalescing.json", "divergence", "the divergence probe", False),
+          ("memory_parallelism.json", None, "the memory-parallelism roof", False),
+          ("atomics.json", None, "Atomic Privatization's measured speedups", True))
 
 
 @lru_cache(maxsize=None)
@@ -50,20 +55,24 @@ def chip(device) -> tuple[int, int] | None:
     return (int(sm), int(sms)) if sm and sms else None
 
 
-def name_in(devices: Mapping[str, object], device) -> str:
+def name_in(devices: Mapping[str, dict], device, probe: str | None = None) -> str:
     """The key of ``devices`` (one table's rows by device name) whose rows apply to ``device`` (a
-    profile's Device): its own name, else the first probed device of the same chip the table holds,
-    else its own name (which the table does not hold: callers get no rows, as before)."""
-    return _name_in(devices, device.name, chip(device))
+    profile's Device), for one ``probe`` of the entry (None: the entry as a whole): its own name
+    when its entry has that probe, else the first probed device of the same chip whose entry has
+    it, else its own name (which holds no such rows: callers get none, as before). Per probe, so a
+    device with some probes of its own takes the others from its chip."""
+    return _name_in(devices, device.name, chip(device), probe)
 
 
-def _name_in(devices: Mapping[str, object], name: str, mine: tuple[int, int] | None) -> str:
-    if name in devices:
+def _name_in(devices: Mapping[str, dict], name: str, mine: tuple[int, int] | None, probe: str | None = None) -> str:
+    def has(n: str) -> bool:
+        return n in devices and (probe is None or bool(devices[n].get(probe)))
+    if has(name):
         return name
     if mine is not None:
         probed = probed_devices()
         for other in devices:
-            if probed.get(other) == mine:
+            if probed.get(other) == mine and has(other):
                 return other
     return name
 
@@ -72,10 +81,10 @@ def _name_in(devices: Mapping[str, object], name: str, mine: tuple[int, int] | N
 def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
     borrowed: dict[str, list[str]] = {}
     missing: list[str] = []
-    for table, (what, any_device) in TABLES.items():
+    for table, probe, what, any_device in TABLES:
         rows = _load(table)
-        got = _name_in(rows, name, mine)
-        if got == name and name in rows:
+        got = _name_in(rows, name, mine, probe)
+        if got == name and name in rows and (probe is None or rows[name].get(probe)):
             continue
         if got not in rows and any_device and rows:
             got = next(iter(rows))
@@ -88,7 +97,7 @@ def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
         same = mine is not None and probed_devices().get(other) == mine
         how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; their DRAM shares converted to this device's peak "
                "by Little's law" if same else "not the same chip: a rough guide only")
-        parts.append(f"{name} has not been probed: {', '.join(whats)} use the tables measured on {other} ({how})")
+        parts.append(f"{name} has no probe of its own for {', '.join(whats)}: they use those measured on {other} ({how})")
     if missing:
         parts.append(f"{name} has no probe tables of its chip: without them " + ", ".join(missing)
                      + " are not used (estimates from the sampled stalls only)")
@@ -128,9 +137,10 @@ def borrowed_dram_scale(table_peak: float | None, tp) -> float:
     return table_peak / mine if table_peak and mine else 1.0
 
 
-def coalescing_name(device) -> str:
-    """The device name whose rows of ``coalescing.json`` apply to ``device`` (``name_in``)."""
-    return name_in(coalescing_devices(), device)
+def coalescing_name(device, probe: str = "walk") -> str:
+    """The device name whose rows of ``coalescing.json`` for ``probe`` apply to ``device`` (``name_in``;
+    "walk": the unit model's table, ``coalescing.device_table``)."""
+    return name_in(coalescing_devices(), device, probe)
 
 
 def mlp_devices() -> dict:

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import math
 
-from .coalescing import BUSY_SCALED, UNIT_ROOF_DEFAULT, busy_sms, device_table
-from .probe_tables import coalescing_name
+from .coalescing import BUSY_SCALED, UNIT_ROOF_DEFAULT, busy_sms, device_table, table_name
 
 # units each SM has its own of; which of their shares average over every SM, idle ones included,
 # is coalescing.BUSY_SCALED (issue's is averaged over active cycles by ncu and the CUPTI collector)
@@ -116,7 +115,7 @@ def kernel_spread_gain(ctx) -> float | None:
     tp, L, occ = ctx.kernel.throughput, ctx.launch, ctx.occupancy
     if tp is None or L is None or occ is None or not tp.units:
         return None
-    table = device_table(coalescing_name(ctx.device))
+    table = device_table(table_name(ctx))
     roofs = dict(table.roofs) if table is not None else {}
     sms = ctx.device.sm_count or 1
     busy = busy_sms(ctx)

@@ -27,11 +27,23 @@ def _achieved(case: str, variant: str) -> float:
 
 
 def test_the_recorded_h200_bundles_name_a_device_of_the_h100s_chip():
+    """The H200 has its own walk probe (the unit model's table) and memory-parallelism curves; the
+    other coalescing probes (loop-free, lane-walk spread, gather, divergence) come from the H100."""
     dev = read_bundle(H200 / "softmax_rows.ncu.gpabundle").profile.device
     assert dev.name == "NVIDIA H200" and (dev.sm, dev.sm_count) == (90, 132)
-    assert dev.name not in coalescing_devices()         # no coalescing probe ran on it
-    assert name_in(coalescing_devices(), dev) == H100   # the same chip's tables
-    assert name_in(mlp_devices(), dev) == "NVIDIA H200"  # its own memory-parallelism curves
+    assert name_in(coalescing_devices(), dev, "walk") == "NVIDIA H200"
+    for probe in ("loopfree", "lanewalk_spread", "fieldgather"):
+        assert name_in(coalescing_devices(), dev, probe) == H100
+    assert name_in(mlp_devices(), dev) == "NVIDIA H200"
+
+
+def test_the_lookup_goes_probe_by_probe():
+    """Lookup arithmetic on a made-up table (names only): a device with one probe of its own takes
+    the others from a probed device of its chip, none from another chip."""
+    rows = {H100: {"walk": [1], "loopfree": [1]}, "NVIDIA H200": {"walk": [1]}}
+    h200, other = Device("NVIDIA H200", 90, 132), Device("NVIDIA A100-SXM4-80GB", 80, 108)
+    assert name_in(rows, h200, "walk") == "NVIDIA H200" and name_in(rows, h200, "loopfree") == H100
+    assert name_in(rows, other, "loopfree") == other.name     # no rows: the caller gets none
 
 
 def test_a_device_of_another_chip_borrows_nothing():
@@ -43,9 +55,9 @@ def test_a_device_of_another_chip_borrows_nothing():
 
 
 def test_h200_advice_uses_the_h100_tables_and_says_so():
-    """softmax_rows on the H200: the coalescing unit model (borrowed tables) ranks the warp-per-row
-    rewrite first at 8-12x (measured 10.8x by kernel durations); without the tables the
-    matched-stall estimate said 5.2x. The report says which tables it borrowed."""
+    """softmax_rows on the H200: the coalescing unit model ranks the warp-per-row rewrite first at
+    8-12x (measured 10.8x by kernel durations); without any table the matched-stall estimate said
+    5.2x. The report says which probes it borrowed from the H100."""
     case = ROOT / "kernels" / "softmax_rows"
     report = advise_bundle(str(H200 / "softmax_rows.ncu.gpabundle"), config=load(case))
     k = next(k for k in report.kernels if "softmax" in k.name)
@@ -54,11 +66,12 @@ def test_h200_advice_uses_the_h100_tables_and_says_so():
     assert 8.0 <= top.estimated_speedup <= 12.0
     assert _achieved("softmax_rows", "warp_per_row") == pytest.approx(10.8, abs=0.5)
     note = " ".join(report.problems)
-    assert "NVIDIA H200 has not been probed" in note and H100 in note and "same chip" in note
-    assert "memory-parallelism" not in note     # its own curves: nothing borrowed there
+    assert "NVIDIA H200 has no probe of its own for" in note and H100 in note and "same chip" in note
+    assert "loop-free DRAM roof" in note
+    assert "memory-parallelism" not in note and "unit model" not in note     # its own: nothing borrowed
 
 
 def test_h100_bundles_report_no_table_note():
     case = ROOT / "kernels" / "softmax_rows"
     report = advise_bundle(str(case / "recorded" / "ncu.gpabundle"), config=load(case))
-    assert not any("probe tables" in p or "not been probed" in p for p in report.problems)
+    assert not any("probe" in p and "of its own" in p for p in report.problems)

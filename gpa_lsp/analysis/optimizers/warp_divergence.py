@@ -159,7 +159,7 @@ def _converged_gather_weight(ctx, load, gone: float) -> float:
     kept = 1.0 - gone
     now = load.sectors / load.executed
     after = min(WARP, now / kept) if kept > 0 else WARP
-    return max(0.0, 1.0 - kept * latency_growth(coalescing_name(ctx.device), now, after))
+    return max(0.0, 1.0 - kept * latency_growth(coalescing_name(ctx.device, "divergence"), now, after))
 
 
 class WarpDivergence(Optimizer):
