@@ -103,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             f"bundles recorded on that device (`benchmarks/accuracy/devices/{args.device}/`) and its timings "
             f"(`record.py --durations`, {doc.get('runs')} launches x {doc.get('rounds')} rounds, {doc.get('date')}, "
             f"driver {doc.get('driver')}, CUDA {doc.get('cuda')}). Advice as estimated; *verified*: the ranking after `gpa verify` run there (top 3 fixes, 5 "
-            "interleaved pairs, `benchmarks/verify/run.py`) on the cases it reached in its time budget: "
-            f"{', '.join(done) or 'none'}; on the others the verified ranking is the estimated one. "
+            "interleaved pairs, `benchmarks/verify/run.py`, `devices/<dev>/verify.json`) on "
+            f"{', '.join(done) or 'none'}; on the others (no mechanical fix in their top 3, or not run) the "
+            "verified ranking is the estimated one. "
             "Which probe tables apply to a device that was not probed, and what these figures say: "
             "docs/optimizers.md ('Probe tables on other devices').", "",
             "| achieved from | top advice helps (≥ 1.05x) | false positives in top 3 (< 1.02x) | mean error, all pairs "
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         rows, cases = evaluate(folder, variants.timings_by(doc, field))
         text.append(line(label, variants.figures(rows, cases, verified=False)))
         if done:
-            text.append(line(f"{label}, verified ({len(done)} cases)", variants.figures(rows, cases, verified=True)))
+            text.append(line(f"{label}, verified ({len(done)} cases tried)", variants.figures(rows, cases, verified=True)))
         dumped[field] = [r.__dict__ for r in rows]
     rows, cases = evaluate(folder, variants.timings_by(doc, "duration_ms"))
     text += ["", "Every variant, achieved from kernel durations:", "",
