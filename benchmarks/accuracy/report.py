@@ -84,7 +84,8 @@ def _kernel_report(report, kernel: str):
     return None
 
 
-def evaluate(case: Path, timings: dict[tuple[str, str], dict]) -> Row:
+def evaluate(case: Path, timings: dict[tuple[str, str], dict], device: str | None = None) -> Row:
+    """One case's row; ``device``: the timings' device, so a case recorded on another says so."""
     meta = tomllib.loads((case / "case.toml").read_text())
     lines = {meta["line"], *meta.get("alt_lines", [])}
     lines |= {v for k, v in meta.items() if k.endswith("_line") and isinstance(v, int)}
@@ -106,6 +107,9 @@ def evaluate(case: Path, timings: dict[tuple[str, str], dict]) -> Row:
     except GpaError as exc:
         row.note = f"advisor failed: {exc.message}"
         return row
+    recorded_on = (report.device or {}).get("name")
+    if device and recorded_on and recorded_on != device:
+        row.note = (row.note + "; " if row.note else "") + f"recorded and timed on {recorded_on}"
     kr = _kernel_report(report, meta["kernel"])
     if kr is None:
         row.note = f"kernel {meta['kernel']} not in the bundle"
@@ -141,7 +145,8 @@ def render(rows: list[Row], env: dict) -> str:
            f"- device: {env.get('device', 'unknown')} (driver {env.get('driver', '?')})",
            f"- CUDA: {env.get('cuda', 'unknown')}",
            f"- timed: {env.get('date', 'unknown')}, {env.get('runs', '?')} runs per variant (median)"
-           + ("; achieved from the kernels' activity-record durations" if env.get("achieved") == "duration" else ""), "",
+           + ("; achieved from the kernels' activity-record durations" if env.get("achieved") == "duration" else ""),
+           *(["- timed apart from that run:"] + [f"  - {n}" for n in env.get("notes", [])] if env.get("notes") else []), "",
            "| case | optimizer | rank | estimate | achieved | error | advice line | original ms | improved ms | notes |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -199,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = sorted(p.parent for p in KERNELS.glob("*/case.toml"))
     if args.cases:
         cases = [c for c in cases if c.name in set(args.cases)]
-    rows = [evaluate(c, timings) for c in cases]
+    rows = [evaluate(c, timings, env.get("device")) for c in cases]
     text = render(rows, env)
     from gpa_lsp.verify.runner import with_stored
 
