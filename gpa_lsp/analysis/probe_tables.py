@@ -33,6 +33,11 @@ TABLES = (("coalescing.json", "walk", "Global Memory Coalescing's unit model", F
           ("atomics.json", None, "Atomic Privatization's measured speedups", True))
 
 
+# how a device gets tables of its own (said in every report that borrows, and by `gpa doctor`)
+RECORD_HINT = ("Its own tables: benchmarks/coalescing/record.sh and record_probe.sh, scripts/gpu/record_mlp.sh and "
+               "benchmarks/atomics on this device (benchmarks/README.md).")
+
+
 @lru_cache(maxsize=None)
 def _load(name: str) -> dict:
     return json.loads(resources.files("gpa_lsp").joinpath(f"data/{name}").read_text()).get("devices", {})
@@ -103,8 +108,7 @@ def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
                      + " are not used (estimates from the sampled stalls only)")
     if not parts:
         return None
-    return ("; ".join(parts) + ". Its own tables: benchmarks/coalescing/record.sh, scripts/gpu/record_mlp.sh and "
-            "benchmarks/atomics on this device (benchmarks/README.md).")
+    return "; ".join(parts) + ". " + RECORD_HINT
 
 
 def coverage(device) -> str | None:

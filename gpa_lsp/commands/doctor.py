@@ -116,6 +116,7 @@ def _driver_gpu_counters() -> list[Check]:
             desc = f"{dev.name}, sm_{dev.sm}, {dev.sm_count} SMs; " + desc
         gpu = Check("gpu", OK, desc)
     else:
+        dev = None
         gpu = Check("gpu", MISSING, "no NVIDIA GPU usable here: " + (st.problem or ""), st.hint)
     admin = harness.profiling_admin_only()
     if gpu.status != OK:
@@ -131,7 +132,19 @@ def _driver_gpu_counters() -> list[Check]:
     else:
         counters = Check("counters", OK, "RmProfilingAdminOnly: 1, running as root" if admin
                          else "RmProfilingAdminOnly: 0 (any user may sample)")
-    return [driver, gpu, counters]
+    return [driver, gpu, counters, _tables(dev)]
+
+
+def _tables(dev) -> Check:
+    """Whether the unit models' probe tables were measured on this GPU, borrowed from a probed
+    device of its chip, or missing (analysis/probe_tables.py): how grounded its estimates are."""
+    if dev is None:
+        return Check("tables", NA, "no GPU here: each recorded bundle's device decides which probe tables apply")
+    from ..analysis.probe_tables import RECORD_HINT, coverage
+    note = coverage(dev)
+    if note is None:
+        return Check("tables", OK, f"the unit models' probe tables were measured on this device ({dev.name})")
+    return Check("tables", WARN, note.replace(RECORD_HINT, "").strip(), RECORD_HINT)
 
 
 def checks() -> list[Check]:
