@@ -1,9 +1,11 @@
 """The probe tables (``gpa_lsp/data/*.json``, measured by the probes under benchmarks/) and which
 device's rows apply to the device a profile was recorded on.
 
-The coalescing probes' measurements (``coalescing.json``, written by benchmarks/coalescing/table*.py)
-are read and parsed once here for every model that reads them (analysis/coalescing.py, gathers.py,
-lanewalk.py).
+Each table is read and parsed once here (``_load``) for every model that reads it: the coalescing
+probes' measurements (``coalescing.json``, written by benchmarks/coalescing/table*.py) by
+analysis/coalescing.py (for spread.py and Warp Divergence too), gathers.py and lanewalk.py; the
+memory-parallelism curves by parallelism.py and waves.py; the atomics probe's levels by Atomic
+Privatization.
 
 **Probe tables on other devices.** Each table holds rows per device name, and only for the devices
 someone probed. A device a table does not name takes the rows of a probed device of the same chip
@@ -69,15 +71,18 @@ def name_in(devices: Mapping[str, dict], device, probe: str | None = None) -> st
     return _name_in(devices, device.name, chip(device), probe)
 
 
+def _has(devices: Mapping[str, dict], name: str, probe: str | None) -> bool:
+    """Whether ``devices`` holds rows of ``name`` for ``probe`` (None: any entry)."""
+    return name in devices and (probe is None or bool(devices[name].get(probe)))
+
+
 def _name_in(devices: Mapping[str, dict], name: str, mine: tuple[int, int] | None, probe: str | None = None) -> str:
-    def has(n: str) -> bool:
-        return n in devices and (probe is None or bool(devices[n].get(probe)))
-    if has(name):
+    if _has(devices, name, probe):
         return name
     if mine is not None:
         probed = probed_devices()
         for other in devices:
-            if probed.get(other) == mine and has(other):
+            if probed.get(other) == mine and _has(devices, other, probe):
                 return other
     return name
 
@@ -88,9 +93,9 @@ def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
     missing: list[str] = []
     for table, probe, what, any_device in TABLES:
         rows = _load(table)
-        got = _name_in(rows, name, mine, probe)
-        if got == name and name in rows and (probe is None or rows[name].get(probe)):
+        if _has(rows, name, probe):
             continue
+        got = _name_in(rows, name, mine, probe)
         if got not in rows and any_device and rows:
             got = next(iter(rows))
         if got in rows:
@@ -153,6 +158,7 @@ def mlp_devices() -> dict:
 
 
 def mlp_name(device) -> str:
+    """The device name whose curves of ``memory_parallelism.json`` apply to ``device`` (``name_in``)."""
     return name_in(mlp_devices(), device)
 
 
@@ -162,4 +168,5 @@ def atomics_devices() -> dict:
 
 
 def atomics_name(device) -> str:
+    """The device name whose levels of ``atomics.json`` apply to ``device`` (``name_in``)."""
     return name_in(atomics_devices(), device)
