@@ -141,9 +141,21 @@ def table_name(ctx: KernelContext) -> str:
     return coalescing_name(ctx.device, "walk")
 
 
+def borrowed_share_scale(ctx: KernelContext, probe: str) -> float:
+    """What a DRAM share in ``probe``'s rows is worth on the kernel's device: 1.0 where the device
+    has rows of its own, else ``borrowed_dram_scale`` from the walk probe's DRAM peak of the device
+    whose rows it takes (``coalescing_name``) and the kernel's own."""
+    src = coalescing_name(ctx.device, probe)
+    if src == ctx.device.name:
+        return 1.0
+    table = device_table(src)
+    return borrowed_dram_scale(table.dram_peak if table is not None else None, ctx.kernel.throughput)
+
+
 @lru_cache(maxsize=None)
 def device_table(name: str) -> DeviceTable | None:
-    """The probe's numbers for a device (matched by the name the profile records), or None."""
+    """The walk probe's numbers under a device name of ``coalescing.json`` (a kernel's: ``table_name``,
+    its device's own rows or its chip's), or None without them."""
     d = coalescing_devices().get(name)
     if not d or not d.get("walk"):
         return None
@@ -268,7 +280,7 @@ def busy_sms(ctx: KernelContext) -> int:
 @kernel_fact
 def model(ctx: KernelContext) -> Model | None:
     """The per-unit model for this kernel, the coalesced code on the SMs the original ran on; None
-    without the device's table, unit throughput (with duration and clock) or sector counts."""
+    without a walk table of the device or its chip (``table_name``), unit throughput (with duration and clock) or sector counts."""
     return model_at(ctx, 1.0)
 
 
@@ -327,7 +339,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     # loads in flight pull (loopfree_dram_roof)
     after = dict(roofs)
     extra = {}
-    lf = loopfree_dram_roof(ctx, table, reads * 32.0 * dram_keep)
+    lf = loopfree_dram_roof(ctx, reads * 32.0 * dram_keep)
     if lf is not None and "dram" in after:
         extra["loopfree_inflight"], extra["loopfree_dram_pct"] = lf
         after["dram"] = min(after["dram"], lf[1])
@@ -381,7 +393,7 @@ def unloaded_time(unit: str, f: float, keep: float, util: dict[str, float], *, s
     return (1.0 - f) + kept
 
 
-def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float) -> tuple[float, float] | None:
+def loopfree_dram_roof(ctx: KernelContext, read_bytes: float) -> tuple[float, float] | None:
     """(DRAM bytes in flight per SM, the DRAM share % they reach) of the coalesced code of a
     loop-free kernel, or None: a loop holds an access coalescing would change, or the inputs are
     missing.
@@ -397,11 +409,11 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     warp per row), so its bytes in flight after it are not known: no roof. Dropped, as the
     memory-parallelism roof is (``parallelism.mlp_bound``), where the original already runs its
     DRAM at or above it (bitonic_global: a launch of 8 us whose data the L2 holds, 31% of DRAM's
-    peak against the 27% its bytes per warp would pull)."""
+    peak against the 27% its bytes per warp would pull). The curve is the device's own loop-free
+    probe, else its chip's (``coalescing_name``), whose shares are then converted to this device's
+    peak (``borrowed_share_scale``)."""
     launch, occ = ctx.launch, ctx.occupancy
-    src = coalescing_name(ctx.device, "loopfree")      # the device whose loop-free probe applies
-    if src != table_name(ctx):
-        table = device_table(src)
+    table = device_table(coalescing_name(ctx.device, "loopfree"))
     if table is None or not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:
         return None
     looped = {fb.function.instructions[i].offset for fb in ctx.blames
@@ -412,8 +424,8 @@ def loopfree_dram_roof(ctx: KernelContext, table: DeviceTable, read_bytes: float
     inflight = occ.active_warps * read_bytes / warps
     reach = attainable(table.loopfree, inflight)
     tp = ctx.kernel.throughput
-    if reach is not None and src != ctx.device.name:
-        reach *= borrowed_dram_scale(table.dram_peak, tp)    # another device's curve: its bytes per second
+    if reach is not None:
+        reach *= borrowed_share_scale(ctx, "loopfree")    # another device's curve: its bytes per second
     if reach is None or tp is None or (tp.pct("dram") or 0.0) >= reach:
         return None   # the original already pulls more than its DRAM bytes in flight would: the roof says nothing
     return inflight, reach

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .probe_tables import borrowed_dram_scale, coalescing_devices, coalescing_name
+from .probe_tables import coalescing_devices, coalescing_name
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 
@@ -151,6 +151,8 @@ class Probe:
 
 @lru_cache(maxsize=None)
 def probe(device_name: str) -> Probe | None:
+    """The gather probe's rows under a device name of ``coalescing.json`` (a kernel's:
+    ``coalescing_name(device, "fieldgather")``), or None without them."""
     rows = coalescing_devices().get(device_name, {}).get("fieldgather") or []
     dram = [r["dram_pct"] for r in rows if r["foot"] == "dram" and r.get("dram_pct")]
     return Probe(gather_dram_pct=min(dram)) if dram else None
@@ -174,16 +176,14 @@ def merge_estimate(ctx: KernelContext) -> tuple[float, int] | None:
     """(speedup, gathers merged away) of merging every group of ``index_groups`` into one record
     gather, by the DRAM bytes it saves; None without groups, the probe's table, the kernel's DRAM
     bytes and launch, or when the kernel's DRAM runs below the probe's gathers (it does not hold the
-    time) or other accesses' bytes are not known."""
+    time; a share borrowed from a device of the same chip is converted to this one's peak) or other
+    accesses' bytes are not known."""
     tp = ctx.kernel.throughput
     table = probe(coalescing_name(ctx.device, "fieldgather"))
     if table is None or tp is None or not tp.dram_bytes or ctx.launch is None:
         return None
-    least = table.gather_dram_pct
-    if (src := coalescing_name(ctx.device, "fieldgather")) != ctx.device.name:   # another device's share: its bytes per second
-        from .coalescing import device_table
-        dt = device_table(src)
-        least *= borrowed_dram_scale(dt.dram_peak if dt is not None else None, tp)
+    from .coalescing import borrowed_share_scale     # coalescing imports this module
+    least = table.gather_dram_pct * borrowed_share_scale(ctx, "fieldgather")   # another device's: its bytes per second
     if (tp.pct("dram") or 0.0) < least:
         return None
     # the groups last: finding them walks every instruction (gather_roots), and a profile without

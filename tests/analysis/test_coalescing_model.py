@@ -234,7 +234,7 @@ def test_the_loop_free_roof_needs_a_loop_free_kernel_that_does_not_contradict_it
     """gemv_rows walks its rows in a loop (its fix may change the threads): no roof; bitonic_global
     already runs its DRAM above what its bytes per warp would pull (an 8 us launch the L2
     holds): dropped."""
-    assert loopfree_dram_roof(_context("gemv_rows"), device_table(H100), 2.7e8) is None
+    assert loopfree_dram_roof(_context("gemv_rows"), 2.7e8) is None
     assert "loopfree_dram_pct" not in model(_context("gemv_rows")).extra
     assert "loopfree_dram_pct" not in model(_context("bitonic_global")).extra
 
