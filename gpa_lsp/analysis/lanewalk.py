@@ -178,16 +178,17 @@ class Cap:
 def idle_lane_cap(ctx: KernelContext) -> Cap | None:
     """What coalescing a per-lane walk whose lanes idle can gain at most (see the module's
     docstring), or None: no walk, rows of one length (u = 1), rows long enough (>= LONG_ROWS), or
-    no spread table for the device."""
+    no spread table for the device or its chip."""
     w = walk(ctx)
-    u_probe = spread_lanes(coalescing_name(ctx.device, "lanewalk_spread"))
+    probed = coalescing_name(ctx.device, "lanewalk_spread")     # the device whose spread probe applies
+    u_probe = spread_lanes(probed)
     if w is None or u_probe is None or w.lanes_active >= 1.0 or w.elements_per_lane >= LONG_ROWS:
         return None
     warps = ctx.occupancy.active_warps if ctx.occupancy is not None else 64.0
-    got = spread_gain(coalescing_name(ctx.device, "lanewalk_spread"), w.elements_per_lane, w.gather, warps)
+    got = spread_gain(probed, w.elements_per_lane, w.gather, warps)
     if got is None:
         return None
-    probe_long = max(r["elements_per_row"] for r in _spread(coalescing_name(ctx.device, "lanewalk_spread")))
+    probe_long = max(r["elements_per_row"] for r in _spread(probed))
     t_u = max(0.0, (w.lanes_active - u_probe) / (1.0 - u_probe))
     t_l = max(0.0, math.log2(w.elements_per_lane / probe_long) / math.log2(LONG_ROWS / probe_long)) \
         if w.elements_per_lane > probe_long else 0.0

@@ -30,8 +30,9 @@ phases at a per-thread address (a row loaded in the first, written in the last: 
 share counts both; one result per block is no stream).
 The bound is dropped when the original already runs its DRAM above the roof for its own F: then
 the loop's loads are in flight across iterations (the compiler pipelined them, or caches serve
-them) and F as counted says nothing. A device missing from the table (matched by the name the
-profile records) gets no roof: ``scripts/gpu/record_mlp.sh`` measures one in under a minute.
+them) and F as counted says nothing. A device missing from the table takes the curves of a probed
+device of its chip (``probe_tables.mlp_name``); one of no probed chip gets no roof:
+``scripts/gpu/record_mlp.sh`` measures one in under a minute.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class Roof:
 
 @lru_cache(maxsize=None)
 def curve(device_name: str, pattern: str) -> tuple[tuple[float, float], ...]:
-    """(bytes in flight per SM, best DRAM share % reached with at most that many), rising; empty
-    when the device was not measured."""
+    """(bytes in flight per SM, best DRAM share % reached with at most that many), rising, under a
+    device name of ``memory_parallelism.json`` (a kernel's: ``mlp_name``); empty without its curves."""
     points = mlp_devices().get(device_name, {}).get(pattern, [])
     best: dict[float, float] = {}
     for p in points:

@@ -70,18 +70,22 @@ _IMMEDIATE = re.compile(r"^-?0x[0-9a-fA-F]+$|^-?\d+$")
 _DEPTH = 8
 
 
-def levels(device_name: str, pattern: str = "random", key_bytes: int = 4) -> list[dict]:
-    """Measured levels with a privatized time, by bins, for keys of ``key_bytes`` (the H100's table when
-    the device was not measured)."""
+def _measured(device_name: str, pattern: str) -> list[dict]:
+    """The atomics table's rows of ``pattern`` under ``device_name`` (a kernel's: ``atomics_name``, its
+    device's own or its chip's), else the table's first device's: the speedups are ratios of two
+    loops on one device, kept for any device (probe_tables.TABLES says so in the report)."""
     devices = atomics_devices()
     dev = devices.get(device_name) or next(iter(devices.values()))
-    return [r for r in dev["patterns"][pattern] if "ratio" in r and r["key_bytes"] == key_bytes]
+    return dev["patterns"][pattern]
+
+
+def levels(device_name: str, pattern: str = "random", key_bytes: int = 4) -> list[dict]:
+    """Measured levels with a privatized time, by bins, for keys of ``key_bytes`` (``_measured``'s device)."""
+    return [r for r in _measured(device_name, pattern) if "ratio" in r and r["key_bytes"] == key_bytes]
 
 
 def measured_widths(device_name: str, pattern: str = "random") -> list[int]:
-    devices = atomics_devices()
-    dev = devices.get(device_name) or next(iter(devices.values()))
-    return sorted({r["key_bytes"] for r in dev["patterns"][pattern] if "ratio" in r})
+    return sorted({r["key_bytes"] for r in _measured(device_name, pattern) if "ratio" in r})
 
 
 def ratio(device_name: str, bins: int, key_bytes: int = 4,
