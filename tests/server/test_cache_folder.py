@@ -27,3 +27,18 @@ def test_gpa_lsp_cache_names_the_results_folder_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("GPA_CACHE_DIR", str(tmp_path / "mine"))
     assert ResultCache(tmp_path / "project").dir.parent == tmp_path / "results"
     assert collector_cache_dir() == tmp_path / "mine" / "gpa-lsp"
+
+
+def test_without_any_variable_both_are_gpa_lsp_under_home_cache(tmp_path, monkeypatch):
+    """The folder as it was before the one rule: ~/.cache/gpa-lsp."""
+    for var in ("GPA_LSP_CACHE", "GPA_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    home = tmp_path / "home" / ".cache" / "gpa-lsp"
+    assert ResultCache(tmp_path / "project").dir.parent == home == collector_cache_dir()
+
+
+def test_an_empty_gpa_lsp_cache_is_unset(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPA_LSP_CACHE", "")
+    monkeypatch.setenv("GPA_CACHE_DIR", str(tmp_path / "mine"))
+    assert ResultCache(tmp_path / "project").dir.parent == tmp_path / "mine" / "gpa-lsp"
