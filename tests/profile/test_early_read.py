@@ -135,16 +135,36 @@ def test_output_rewritten_after_the_signal_is_read_again(tmp_path):
     assert not list((tmp_path / "out").glob("*.tmp"))
 
 
-def test_the_cached_unit_throughput_is_taken_early_and_a_counters_run_waits(tmp_path, monkeypatch):
+def _throughput_config(tmp_path) -> Config:
+    cfg = _config(tmp_path, "none", throughput=True)
+    return Config(root=cfg.root, harness=cfg.harness, profile=ProfileConfig(throughput=True, min_samples=0,
+                                                                            throughput_collector="cupti"))
+
+
+def test_the_cached_unit_throughput_is_taken_early(tmp_path, monkeypatch):
+    """With the throughput pass on and every sampled kernel in the throughput cache, the early
+    preparation takes it (cache_only) and stages the bundle while the harness ends; nothing asks
+    for a counters run."""
+    import gpa_lsp.profile.collect as collect_mod
+    calls: list[bool] = []
+
+    def cupti(*a, cache_only=False, **k):
+        calls.append(cache_only)
+        return (a[1], None) if cache_only else pytest.fail("a counters run was asked for")
+    monkeypatch.setattr(collect_mod, "_throughput_cupti", cupti)
+    collect_cupti(_throughput_config(tmp_path), tmp_path / "out" / "a.gpabundle", log=lambda m: None)
+    assert _staged(tmp_path) == ["True"] and calls == [True]
+    assert read_bundle(tmp_path / "out" / "a.gpabundle").manifest["throughput"]["collector"] == "cupti"
+
+
+def test_a_counters_run_waits_for_the_harness_to_end(tmp_path, monkeypatch):
     """With the throughput pass on and nothing in the cache, the early preparation gives way (the
     counters run needs the harness again, after this one's end): the bundle is staged only after
     the exit, and the harness's bounded wait for it runs out."""
     import gpa_lsp.profile.collect as collect_mod
     monkeypatch.setattr(collect_mod, "_throughput_cupti",
                         lambda *a, cache_only=False, **k: None if cache_only else (a[1], "measured elsewhere"))
-    cfg = _config(tmp_path, "none", throughput=True)
-    cfg = Config(root=cfg.root, harness=cfg.harness, profile=ProfileConfig(throughput=True, min_samples=0,
-                                                                           throughput_collector="cupti"))
+    cfg = _throughput_config(tmp_path)
     harness_py = tmp_path / "harness.py"
     harness_py.write_text(harness_py.read_text().replace("time.monotonic() + 30", "time.monotonic() + 0.5"))
     got = collect_cupti(cfg, tmp_path / "out" / "a.gpabundle", log=lambda m: None)

@@ -9,13 +9,10 @@ than the harness's samples need.
 
 from __future__ import annotations
 
-import gzip
 import json
 import statistics
 import sys
 from pathlib import Path
-
-import pytest
 
 from gpa_lsp.config import Config, HarnessConfig, ProfileConfig
 from gpa_lsp.profile.bundle import read_bundle
