@@ -30,19 +30,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import variants  # noqa: E402
-from report import _advise  # noqa: E402
-from gpa_lsp import config as gpa_config  # noqa: E402
-from gpa_lsp.errors import GpaError  # noqa: E402
+from report import variant_rows  # noqa: E402
 
 KERNELS = ROOT / "kernels"
-
-
-def _verified(b, c):
-    """The advice after the verification results stored in the bundle (``gpa verify`` on that
-    device, benchmarks/verify/run.py); the estimated advice where none is stored."""
-    from gpa_lsp.verify.runner import with_stored
-    cfg = gpa_config.load(c)
-    return with_stored(cfg, str(b), _advise(b, cfg))
 
 
 def verified_cases(folder: Path) -> list[str]:
@@ -52,8 +42,10 @@ def verified_cases(folder: Path) -> list[str]:
     return [r["case"] for r in rows if "after" in r]
 
 
-def evaluate(folder: Path, timings: dict) -> tuple[list, list]:
-    rows, cases = [], []
+def validation_bundles(folder: Path) -> list[tuple[Path, Path]]:
+    """(case folder, its bundle recorded in ``folder``) of each validation case, by the collector its
+    case.toml names; a case without one is left out with a warning."""
+    out = []
     for case in sorted(KERNELS.glob("*/case.toml")):
         case = case.parent
         meta = tomllib.loads((case / "case.toml").read_text())
@@ -63,18 +55,8 @@ def evaluate(folder: Path, timings: dict) -> tuple[list, list]:
         if not bundle.is_file():
             print(f"warning: {case.name}: no {bundle.name} in {folder}", file=sys.stderr)
             continue
-
-        def plain(b, c):
-            return _advise(b, gpa_config.load(c))
-        try:
-            rs, ca = variants.evaluate(case, timings, plain, _verified, bundle=bundle)
-        except GpaError as exc:
-            print(f"warning: {case.name}: {exc.message}", file=sys.stderr)
-            continue
-        rows += rs
-        if ca is not None:
-            cases.append(ca)
-    return rows, cases
+        out.append((case, bundle))
+    return out
 
 
 def line(label: str, f: dict) -> str:
@@ -110,14 +92,16 @@ def main(argv: list[str] | None = None) -> int:
             "docs/optimizers.md ('Probe tables on other devices').", "",
             "| achieved from | top advice helps (≥ 1.05x) | false positives in top 3 (< 1.02x) | mean error, all pairs "
             "| median error | error of the top advice |", "|---|---|---|---|---|---|"]
+    pairs = validation_bundles(folder)
+    evaluated = {a: variant_rows(pairs, variants.timings_by(doc, variants.ACHIEVED_FIELDS[a])) for a in ("duration", "event")}
     dumped = {}
-    for field, label in (("duration_ms", "kernel durations (activity records)"), ("median_ms", "event pairs")):
-        rows, cases = evaluate(folder, variants.timings_by(doc, field))
+    for achieved, label in (("duration", "kernel durations (activity records)"), ("event", "event pairs")):
+        rows, cases = evaluated[achieved]
         text.append(line(label, variants.figures(rows, cases, verified=False)))
         if done:
             text.append(line(f"{label}, verified ({len(done)} cases tried)", variants.figures(rows, cases, verified=True)))
-        dumped[field] = [r.__dict__ for r in rows]
-    rows, cases = evaluate(folder, variants.timings_by(doc, "duration_ms"))
+        dumped[variants.ACHIEVED_FIELDS[achieved]] = [r.__dict__ for r in rows]
+    rows, _ = evaluated["duration"]
     text += ["", "Every variant, achieved from kernel durations:", "",
              "| case | variant | optimizer | expect | achieved | rank | estimate | error |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:

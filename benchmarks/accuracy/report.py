@@ -77,6 +77,36 @@ def _advise(bundle: Path, cfg):
     return advise_bundle(str(bundle), config=cfg)
 
 
+def advise_estimated(bundle: Path, case: Path):
+    """The advice on ``bundle`` under the case's configuration, as estimated."""
+    return _advise(bundle, gpa_config.load(case))
+
+
+def advise_verified(bundle: Path, case: Path):
+    """The advice after the verification results stored in the bundle (``gpa verify``,
+    benchmarks/verify/run.py); the estimated advice where none is stored."""
+    from gpa_lsp.verify.runner import with_stored
+    cfg = gpa_config.load(case)
+    return with_stored(cfg, str(bundle), _advise(bundle, cfg))
+
+
+def variant_rows(cases: list[tuple[Path, Path | None]], timings: dict) -> tuple[list, list]:
+    """``variants.evaluate`` on each (case, bundle: None for its recorded one), both rankings; a case
+    whose bundle the advisor refuses is left out with a warning. (variant rows, case advice)"""
+    import variants
+    rows, advised = [], []
+    for case, bundle in cases:
+        try:
+            rs, ca = variants.evaluate(case, timings, advise_estimated, advise_verified, bundle=bundle)
+        except GpaError as exc:
+            print(f"warning: {case.name}: {exc.message}", file=sys.stderr)
+            continue
+        rows += rs
+        if ca is not None:
+            advised.append(ca)
+    return rows, advised
+
+
 def _kernel_report(report, kernel: str):
     for k in report.kernels:
         if k.name == kernel or kernel in (k.demangled or "") or kernel in k.name:
@@ -206,24 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in cases if c.name in set(args.cases)]
     rows = [evaluate(c, timings, env.get("device")) for c in cases]
     text = render(rows, env)
-    from gpa_lsp.verify.runner import with_stored
-
-    def plain(bundle, case):
-        return _advise(bundle, gpa_config.load(case))
-
-    def verified(bundle, case):
-        cfg = gpa_config.load(case)
-        return with_stored(cfg, str(bundle), _advise(bundle, cfg))
-    vrows, vcases = [], []
-    for c in cases:
-        try:
-            rs, ca = variants.evaluate(c, timings, plain, verified)
-        except GpaError as exc:
-            print(f"warning: {c.name}: {exc.message}", file=sys.stderr)
-            continue
-        vrows += rs
-        if ca is not None:
-            vcases.append(ca)
+    vrows, vcases = variant_rows([(c, None) for c in cases], timings)
     text += "\n" + "\n".join(variants.render(vrows, vcases)) + "\n"
     import vanished
     checked = [v for c in cases if (v := vanished.compare(c, tomllib.loads((c / "case.toml").read_text())))]
