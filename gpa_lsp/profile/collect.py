@@ -23,6 +23,7 @@ from ..errors import GpaError, HarnessError, ProfilingError
 from ..toolchain import find_tool
 from . import harness
 from . import throughput as throughput_mod
+from .cupti import OUTPUT
 from .cupti import counters as counters_mod
 from .cupti import sample_volume
 from .cupti.builder import find_cupti, injection_library
@@ -253,7 +254,7 @@ def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, canc
         if os.environ.get("GPA_KEEP_CUPTI_OUT"):
             keep = Path(os.environ["GPA_KEEP_CUPTI_OUT"])
             keep.mkdir(parents=True, exist_ok=True)
-            shutil.copy(Path(tmp) / "cupti.txt", keep / "cupti.txt") if (Path(tmp) / "cupti.txt").exists() else None
+            shutil.copy(Path(tmp) / OUTPUT, keep / OUTPUT) if (Path(tmp) / OUTPUT).exists() else None
         run, prepared = None, None
         if early is not None:
             after = done_signal.unchanged(tmp, early[0])
@@ -649,9 +650,9 @@ def _counters_run(config: Config, kernels: list[str], build_output: str | None, 
             harness.run(command, cwd=cwd, env=env, timeout=config.harness.timeout, cancel=cancel)
         except HarnessError as exc:
             failed = exc
-        if keep is not None and (Path(tmp) / "cupti.txt").exists():
+        if keep is not None and (Path(tmp) / OUTPUT).exists():
             keep.mkdir(parents=True, exist_ok=True)
-            shutil.copy(Path(tmp) / "cupti.txt", keep / "counters.txt")
+            shutil.copy(Path(tmp) / OUTPUT, keep / "counters.txt")
         return counters_mod.read(tmp), failed
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..throughput import AMOUNTS, UNITS
+from . import OUTPUT
 
 # What this run measures: the unit shares that bound an estimate (DRAM, L2, L1/shared: the
 # ``keeps`` of the optimizers, analysis/optimizers/base.py) and issue (shown), and the launch's
@@ -117,7 +118,7 @@ def parse(text: str) -> CounterRun:
 
 
 def read(folder: str | Path) -> CounterRun:
-    path = Path(folder) / "cupti.txt"
+    path = Path(folder) / OUTPUT
     if not path.is_file():
         return CounterRun(errors=["the injection library wrote nothing (the harness used no CUDA?)"])
     return parse(path.read_text(errors="replace"))

@@ -25,9 +25,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import OUTPUT
+
 ENV = "GPA_CUPTI_DONE"
 NAME = "done.fifo"
-OUTPUT = "cupti.txt"
 MAX_WORD = 4096
 
 

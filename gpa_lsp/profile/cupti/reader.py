@@ -28,6 +28,7 @@ from ..demangle import demangle_all
 from ..harness import no_samples_error, privileges_error
 from ..model import Device, Kernel, Launch, PCStats, Profile
 from ..reasons import parse as parse_reason
+from . import OUTPUT
 
 MAX_LAUNCHES_PER_KERNEL = 1000
 
@@ -84,7 +85,7 @@ def read_output(folder: str | Path, *, kernels: Sequence[str] = (), output_tail:
     """``text``: the output's records as read already (the part through END that the library
     signalled while the harness was still ending: done_signal.py); else ``cupti.txt`` is read."""
     folder = Path(folder)
-    path = folder / "cupti.txt"
+    path = folder / OUTPUT
     if not path.is_file():
         if output_tail:
             err = no_samples_error("CUPTI", output_tail)
