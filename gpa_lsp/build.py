@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 

@@ -1,7 +1,6 @@
 """The ncu collector's converter on real exports recorded on the H100."""
 
 import gzip
-import hashlib
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from gpa_lsp.build import BuildResult, CompilerMessage, arch_of, build, parse_messages
+from gpa_lsp.build import CompilerMessage, arch_of, build, parse_messages
 from gpa_lsp.config import Config, from_mapping
 from gpa_lsp.errors import BuildError
 

@@ -4,8 +4,6 @@ damage a clean error, a leading dash never an option, no shell characters handed
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import time
 import zipfile

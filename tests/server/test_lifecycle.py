@@ -11,7 +11,6 @@ import textwrap
 import time
 
 import pytest
-from lsprotocol import types
 
 from gpa_lsp import procs
 

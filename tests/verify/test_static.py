@@ -21,7 +21,7 @@ from gpa_lsp.cuda_source import parse
 from gpa_lsp.profile.demangle import bare_name
 from gpa_lsp.config import load
 from gpa_lsp.verify import store
-from gpa_lsp.verify.runner import Options, verify_report, with_stored
+from gpa_lsp.verify.runner import Options, verify_report
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 

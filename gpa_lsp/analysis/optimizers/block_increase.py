@@ -170,7 +170,7 @@ class BlockIncrease(Optimizer):
         return Match((), float(ctx.total), float(ctx.latency), data={"blocks": L.blocks, "waves": w.waves})
 
     def estimate(self, ctx, match: Match) -> float:
-        occ, L, w = ctx.occupancy, ctx.launch, kernel_waves(ctx)
+        w = kernel_waves(ctx)
         p = ctx.active / ctx.total if ctx.total else 0.0
         if "grid_stride" in match.data:
             t = match.data.get("iterations")
