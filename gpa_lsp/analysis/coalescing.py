@@ -75,7 +75,7 @@ from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .parallelism import attainable
-from .probe_tables import borrowed_dram_scale, coalescing_devices, coalescing_name, dram_peak
+from .probe_tables import coalescing_devices, coalescing_name, share_scale
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -106,7 +106,6 @@ class DeviceTable:
     l2_store: tuple[tuple[float, float], ...]     # (lines per store request, L2 busy seconds per request)
     loopfree: tuple[tuple[float, float], ...] = ()  # (DRAM bytes in flight per SM, best DRAM share %) of
                                                     # a loop-free kernel, rising (loopfree_probe)
-    dram_peak: float | None = None               # bytes/s at 100% of the probed device's DRAM peak
 
     def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float) -> float:
         """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
@@ -145,11 +144,7 @@ def borrowed_share_scale(ctx: KernelContext, probe: str) -> float:
     """What a DRAM share in ``probe``'s rows is worth on the kernel's device: 1.0 where the device
     has rows of its own, else ``borrowed_dram_scale`` from the walk probe's DRAM peak of the device
     whose rows it takes (``coalescing_name``) and the kernel's own."""
-    src = coalescing_name(ctx.device, probe)
-    if src == ctx.device.name:
-        return 1.0
-    table = device_table(src)
-    return borrowed_dram_scale(table.dram_peak if table is not None else None, ctx.kernel.throughput)
+    return share_scale(ctx.device, coalescing_name(ctx.device, probe), ctx.kernel.throughput)
 
 
 @lru_cache(maxsize=None)
@@ -175,11 +170,9 @@ def device_table(name: str) -> DeviceTable | None:
     per_fill = (_busy(fill, "l2") - hit * fill["requests"] * fill["sectors_per_request"]) / (fill["dram_bytes"] / 32.0)
     st = sorted((r["lines_per_request"], _busy(r, "l2") / r["requests"]) for r in walk
                 if r["store"] and r["foot"] == "l2" and r["warps_per_sm"] == top)
-    peaks = sorted(p for r in walk if (p := dram_peak(r.get("dram_bytes"), r["duration_ns"], r.get("dram_pct"))))
     return DeviceTable(roofs=roofs, held=held, l1_cycles_per_line=sorted(per_line)[len(per_line) // 2],
                        l2_load_sector=hit, l2_dram_sector=max(0.0, per_fill), l2_store=tuple(st),
-                       loopfree=_loopfree_curve(d.get("loopfree") or []),
-                       dram_peak=peaks[len(peaks) // 2] if peaks else None)
+                       loopfree=_loopfree_curve(d.get("loopfree") or []))
 
 
 def _loopfree_curve(rows: list[dict]) -> tuple[tuple[float, float], ...]:

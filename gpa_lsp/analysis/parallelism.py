@@ -45,7 +45,7 @@ from ..sass.defuse import register_defs, register_uses
 from ..sass.opcodes import CTA_BARRIERS
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .probe_tables import mlp_devices, mlp_name
+from .probe_tables import mlp_curve_scale, mlp_devices, mlp_name
 
 BYTES_PER_THREAD_DEFAULT = 4
 
@@ -161,6 +161,7 @@ def roof(ctx: KernelContext) -> Roof | None:
     reach = attainable(points, warp_bytes * warps)
     if reach is None:
         return None
+    reach *= mlp_curve_scale(ctx)        # a borrowed curve: its bytes per second on this device's memory
     return Roof(lp.header_offset if lp is not None else body[0].offset, warp_bytes, warps, pattern, dram, reach)
 
 
@@ -237,4 +238,5 @@ def mlp_bound(ctx: KernelContext, factor: float) -> tuple[float, float | None]:
     reach = attainable(curve(mlp_name(ctx.device), r.pattern), r.inflight * factor)
     if reach is None:
         return math.inf, None
+    reach *= mlp_curve_scale(ctx)
     return max(1.0, reach / r.dram_pct), reach

@@ -105,8 +105,8 @@ def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
     parts = []
     for other, whats in borrowed.items():
         same = mine is not None and probed_devices().get(other) == mine
-        how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; their DRAM shares converted to this device's peak "
-               "by Little's law" if same else "not the same chip: a rough guide only")
+        how = (f"the same chip: sm_{mine[0]}, {mine[1]} SMs; the DRAM shares their loads in flight reach converted "
+               "to this device's peak by Little's law" if same else "not the same chip: a rough guide only")
         parts.append(f"{name} has no probe of its own for {', '.join(whats)}: they use those measured on {other} ({how})")
     if missing:
         parts.append(f"{name} has no probe tables of its chip: without them " + ", ".join(missing)
@@ -146,6 +146,23 @@ def borrowed_dram_scale(table_peak: float | None, tp) -> float:
     return table_peak / mine if table_peak and mine else 1.0
 
 
+@lru_cache(maxsize=None)
+def probed_dram_peak(name: str) -> float | None:
+    """Bytes per second at 100% of a probed device's DRAM peak: the median over its walk probe's rows
+    (``coalescing.json``) of bytes / (duration x share); None without them."""
+    rows = coalescing_devices().get(name, {}).get("walk") or []
+    peaks = sorted(p for r in rows if (p := dram_peak(r.get("dram_bytes"), r.get("duration_ns"), r.get("dram_pct"))))
+    return peaks[len(peaks) // 2] if peaks else None
+
+
+def share_scale(device, src: str, tp) -> float:
+    """What a DRAM share in rows measured on the probed device ``src`` is worth on ``device`` (the
+    kernel's, whose throughput is ``tp``): 1.0 on its own rows, else ``borrowed_dram_scale``."""
+    if src == device.name:
+        return 1.0
+    return borrowed_dram_scale(probed_dram_peak(src), tp)
+
+
 def coalescing_name(device, probe: str = "walk") -> str:
     """The device name whose rows of ``coalescing.json`` for ``probe`` apply to ``device`` (``name_in``;
     "walk": the unit model's table, ``coalescing.device_table``)."""
@@ -155,6 +172,13 @@ def coalescing_name(device, probe: str = "walk") -> str:
 def mlp_devices() -> dict:
     """Device name -> the memory-parallelism curves (``memory_parallelism.json``)."""
     return _load("memory_parallelism.json")
+
+
+def mlp_curve_scale(ctx) -> float:
+    """``share_scale`` for the memory-parallelism curves the kernel's device takes (``mlp_name``):
+    a borrowed curve's shares are another memory's (docs/optimizers.md, its grounding on both
+    devices' curves)."""
+    return share_scale(ctx.device, mlp_name(ctx.device), ctx.kernel.throughput)
 
 
 def mlp_name(device) -> str:

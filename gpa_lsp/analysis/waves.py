@@ -40,7 +40,7 @@ from .estimate import issue_probability, warp_ready_probability
 from .flow import forward_blocks, loop_scopes
 from .occupancy import resident_limits
 from .parallelism import attainable, curve, roof
-from .probe_tables import mlp_name
+from .probe_tables import mlp_curve_scale, mlp_name
 
 GRID_DIM = range(0xC, 0x18)       # c[0x0][0xc..0x14]: gridDim.x/y/z (nctaid) on sm_70..sm_90
 _ADDS = ("IADD3", "IADD", "IMAD", "LEA", "VIADD", "UIADD3", "UIMAD", "ULEA", "IADD32I", "UIADD32I")
@@ -239,8 +239,10 @@ def full_wave_memory_bound(ctx, now: Waves, target: Waves) -> float:
     def inflight(w: Waves) -> float:
         return r.warp_bytes * w.warps_per_busy_sm * w.busy_sms / w.sm_count
 
+    scale = mlp_curve_scale(ctx)         # a borrowed curve: its bytes per second on this device's memory
     a = attainable(points, inflight(now))
     if not a:
         return math.inf
+    a *= scale
     b = attainable(points, max(1.0, r.dram_pct / a) * inflight(target))
-    return max(1.0, b / r.dram_pct) if b else math.inf
+    return max(1.0, b * scale / r.dram_pct) if b else math.inf

@@ -85,8 +85,8 @@ def test_a_borrowed_dram_share_is_converted_by_the_two_peaks():
     peak, 0.70 (3.35 against 4.81 TB/s); the H200's own walk probe and every H100 kernel: 1.0; a
     kernel whose DRAM share is too small to tell its peak: 1.0."""
     from types import SimpleNamespace
-    from gpa_lsp.analysis.coalescing import borrowed_share_scale, device_table
-    from gpa_lsp.analysis.probe_tables import PEAK_FROM_PCT, dram_peak
+    from gpa_lsp.analysis.coalescing import borrowed_share_scale
+    from gpa_lsp.analysis.probe_tables import PEAK_FROM_PCT, dram_peak, probed_dram_peak
     seen = 0
     for path in sorted(H200.glob("*.gpabundle")):
         b = read_bundle(path)
@@ -102,10 +102,28 @@ def test_a_borrowed_dram_share_is_converted_by_the_two_peaks():
             mine = dram_peak(tp.dram_bytes, tp.duration_ns, tp.pct("dram"))
             for probe in ("loopfree", "fieldgather"):
                 scale = borrowed_share_scale(ctx, probe)
-                assert scale == pytest.approx(device_table(H100).dram_peak / mine)
+                assert scale == pytest.approx(probed_dram_peak(H100) / mine)
                 assert 0.68 < scale < 0.71
             seen += 1
     assert seen >= 15
     h100 = read_bundle(ROOT / "kernels" / "softmax_rows" / "recorded" / "ncu.gpabundle")
     for k in h100.profile.kernels:
         assert borrowed_share_scale(SimpleNamespace(device=h100.profile.device, kernel=k), "loopfree") == 1.0
+
+
+def test_a_borrowed_memory_parallelism_curve_is_converted():
+    """A device of the H100's chip with no rows of its own (an H200 recording renamed): it takes the
+    H100's memory-parallelism curve, whose shares are converted by the two DRAM peaks (Little's
+    law), as the loop-free and gather probes' are; on its own curves (the real H200) nothing is."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+    from gpa_lsp.analysis.probe_tables import mlp_curve_scale, probed_dram_peak, dram_peak
+    b = read_bundle(H200 / "layernorm_rows.cupti.gpabundle")
+    k = max(b.profile.kernels, key=lambda k: len(k.launches))
+    tp = k.throughput
+    other = replace(b.profile.device, name="NVIDIA GH200 480GB")
+    assert name_in(mlp_devices(), other) == H100
+    scale = mlp_curve_scale(SimpleNamespace(device=other, kernel=k))
+    assert scale == pytest.approx(probed_dram_peak(H100) / dram_peak(tp.dram_bytes, tp.duration_ns, tp.pct("dram")))
+    assert 0.68 < scale < 0.71
+    assert mlp_curve_scale(SimpleNamespace(device=b.profile.device, kernel=k)) == 1.0
