@@ -87,17 +87,25 @@ def _name_in(devices: Mapping[str, dict], name: str, mine: tuple[int, int] | Non
     return name
 
 
+def _resolved(table: str, name: str, mine: tuple[int, int] | None, probe: str | None) -> str:
+    """``_name_in`` on one table file, with the file's rule for a device of no probed chip
+    (``TABLES``: the atomics table's first device applies to any device)."""
+    rows = _load(table)
+    got = _name_in(rows, name, mine, probe)
+    if not _has(rows, got, probe) and rows and any(t == table and anyd for t, _, _, anyd in TABLES):
+        got = next(iter(rows))
+    return got
+
+
 @lru_cache(maxsize=64)
 def _coverage(name: str, mine: tuple[int, int] | None) -> str | None:
     borrowed: dict[str, list[str]] = {}
     missing: list[str] = []
-    for table, probe, what, any_device in TABLES:
+    for table, probe, what, _ in TABLES:
         rows = _load(table)
         if _has(rows, name, probe):
             continue
-        got = _name_in(rows, name, mine, probe)
-        if got not in rows and any_device and rows:
-            got = next(iter(rows))
+        got = _resolved(table, name, mine, probe)
         if got in rows:
             borrowed.setdefault(got, []).append(what)
         else:
@@ -192,5 +200,6 @@ def atomics_devices() -> dict:
 
 
 def atomics_name(device) -> str:
-    """The device name whose levels of ``atomics.json`` apply to ``device`` (``name_in``)."""
-    return name_in(atomics_devices(), device)
+    """The device name whose levels of ``atomics.json`` apply to ``device``: its own or its chip's
+    (``name_in``), else the table's first device's (``TABLES``: kept for any device)."""
+    return _resolved("atomics.json", device.name, chip(device), None)

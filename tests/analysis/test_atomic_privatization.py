@@ -97,7 +97,10 @@ def test_table_is_the_measurement_and_interpolates_between_levels():
     r, low, high = ratio(H100, 2048)          # between the 1024 and 4096 levels
     assert at[4096]["ratio"] == low < r < high == at[1024]["ratio"]
     assert ratio(H100, MAX_PRIVATE_BINS + 1) is None
-    assert ratio("some other GPU", 256)[0] == ratio(H100, 256)[0]   # the H100's table is the default
+    from gpa_lsp.analysis.probe_tables import atomics_name
+    from gpa_lsp.profile.model import Device
+    other = atomics_name(Device("some other GPU", 80, 108))           # no probed chip: the table's first device
+    assert other == H100 and ratio(other, 256)[0] == ratio(H100, 256)[0]
     # 1-byte keys: a lower floor once privatized, the same global atomics: a larger ratio
     one = {r["bins"]: r for r in levels(H100, key_bytes=1)}
     assert ratio(H100, 256, key_bytes=1)[0] == pytest.approx(one[256]["ratio"], rel=1e-3)

@@ -71,12 +71,9 @@ _DEPTH = 8
 
 
 def _measured(device_name: str, pattern: str) -> list[dict]:
-    """The atomics table's rows of ``pattern`` under ``device_name`` (a kernel's: ``atomics_name``, its
-    device's own or its chip's), else the table's first device's: the speedups are ratios of two
-    loops on one device, kept for any device (probe_tables.TABLES says so in the report)."""
-    devices = atomics_devices()
-    dev = devices.get(device_name) or next(iter(devices.values()))
-    return dev["patterns"][pattern]
+    """The atomics table's rows of ``pattern`` under ``device_name`` (a kernel's: ``probe_tables.atomics_name``:
+    its device's own, its chip's, else the table's first device's)."""
+    return atomics_devices()[device_name]["patterns"][pattern]
 
 
 def levels(device_name: str, pattern: str = "random", key_bytes: int = 4) -> list[dict]:
