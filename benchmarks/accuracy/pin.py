@@ -7,7 +7,11 @@ kernel and each one's estimate and range, as estimated and after the stored veri
 that moves a validation figure shows in the diff of this file (re-pin with this script, and say
 in the commit why the validation figures did not get worse: docs/accuracy.md).
 
-    python3 benchmarks/accuracy/pin.py
+    python3 benchmarks/accuracy/pin.py [--device h200]
+
+``--device DEV`` pins the same cases from the bundles recorded on another device
+(``benchmarks/accuracy/devices/DEV/<case>.<collector>.gpabundle``, device_check.py) into
+``tests/cases/validation_pins.DEV.json``.
 """
 
 from __future__ import annotations
@@ -25,15 +29,29 @@ from gpa_lsp.config import load  # noqa: E402
 from gpa_lsp.verify.runner import with_stored  # noqa: E402
 
 PINS = ROOT / "tests" / "cases" / "validation_pins.json"
+DEVICES = ROOT / "benchmarks" / "accuracy" / "devices"
+
+
+def pins_path(device: str | None = None) -> Path:
+    """The pins of the H100 recordings (``device`` None), or of another device's."""
+    return PINS if device is None else PINS.with_name(f"validation_pins.{device}.json")
+
+
+def bundle_of(case: Path, meta: dict, device: str | None = None) -> Path:
+    """The case's recorded bundle, or the one recorded on ``device`` (devices/<device>/)."""
+    collector = meta.get("collector", "cupti")
+    if device is None:
+        return case / "recorded" / f"{collector}.gpabundle"
+    return DEVICES / device / f"{case.name}.{collector}.gpabundle"
 
 
 def kernel_of(report, name: str):
     return next((k for k in report.kernels if k.name == name or name in (k.demangled or "") or name in k.name), None)
 
 
-def pins_of(case: Path) -> dict | None:
+def pins_of(case: Path, device: str | None = None) -> dict | None:
     meta = tomllib.loads((case / "case.toml").read_text())
-    bundle = case / "recorded" / f"{meta.get('collector', 'cupti')}.gpabundle"
+    bundle = bundle_of(case, meta, device)
     if meta.get("split") != "validation" or not bundle.is_file():
         return None
     cfg = load(case)
@@ -52,14 +70,19 @@ def pins_of(case: Path) -> dict | None:
             "verified": rows(verified)}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", help="pin the bundles recorded on this device (benchmarks/accuracy/devices/DEV)")
+    args = ap.parse_args(argv)
     out = {}
     for toml in sorted((ROOT / "kernels").glob("*/case.toml")):
-        got = pins_of(toml.parent)
+        got = pins_of(toml.parent, args.device)
         if got is not None:
             out[toml.parent.name] = got
-    PINS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    print(f"pinned {len(out)} validation case(s) in {PINS.relative_to(ROOT)}")
+    path = pins_path(args.device)
+    path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"pinned {len(out)} validation case(s) in {path.relative_to(ROOT)}")
     return 0
 
 
