@@ -51,7 +51,7 @@ def validation_bundles(folder: Path) -> list[tuple[Path, Path]]:
         meta = tomllib.loads((case / "case.toml").read_text())
         if meta.get("split") != "validation":
             continue
-        bundle = folder / f"{case.name}.{meta.get('collector', 'cupti')}.gpabundle"
+        bundle = variants.bundle_of(case, meta, folder.name)
         if not bundle.is_file():
             print(f"warning: {case.name}: no {bundle.name} in {folder}", file=sys.stderr)
             continue
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.own_tables_only:
         from gpa_lsp.analysis import probe_tables
         probe_tables.probed_devices = lambda: {}    # name_in then finds no device of the same chip
-    folder = HERE / "devices" / args.device
+    folder = variants.DEVICES / args.device
     doc = json.loads((folder / "timings.json").read_text())
     done = verified_cases(folder)
     own = " (own probe tables only)" if args.own_tables_only else ""

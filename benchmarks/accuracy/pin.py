@@ -29,20 +29,13 @@ from gpa_lsp.config import load  # noqa: E402
 from gpa_lsp.verify.runner import with_stored  # noqa: E402
 
 PINS = ROOT / "tests" / "cases" / "validation_pins.json"
-DEVICES = ROOT / "benchmarks" / "accuracy" / "devices"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from variants import bundle_of  # noqa: E402
 
 
 def pins_path(device: str | None = None) -> Path:
     """The pins of the H100 recordings (``device`` None), or of another device's."""
     return PINS if device is None else PINS.with_name(f"validation_pins.{device}.json")
-
-
-def bundle_of(case: Path, meta: dict, device: str | None = None) -> Path:
-    """The case's recorded bundle, or the one recorded on ``device`` (devices/<device>/)."""
-    collector = meta.get("collector", "cupti")
-    if device is None:
-        return case / "recorded" / f"{collector}.gpabundle"
-    return DEVICES / device / f"{case.name}.{collector}.gpabundle"
 
 
 def kernel_of(report, name: str):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -107,17 +108,24 @@ def run_harness(binary: Path, runs: int, timeout: float) -> tuple[list[dict], st
     return timings, None, text
 
 
+@functools.lru_cache(maxsize=1)
+def _durations_library():
+    """(the CUPTI install, gpa's injection library built against it): found and built once per
+    recording, not once per program run."""
+    from gpa_lsp.profile.cupti.builder import find_cupti, injection_library
+    cupti = find_cupti()
+    return cupti, injection_library(cupti)
+
+
 def duration_harness(binary: Path, runs: int, timeout: float, kernel: str | None) -> tuple[float | None, str | None]:
     """One harness run under the durations-only injection library: the kernel's median launch
     duration in ms (``verify.timing.per_run``: the first launch left out), or an error. The kernel
     is the case's (by its bare name), else the launched kernel with the most total time."""
     import tempfile
-    from gpa_lsp.profile.cupti.builder import find_cupti, injection_library
     from gpa_lsp.profile.cupti.reader import read_output
     from gpa_lsp.profile.demangle import base_name, demangle_all
     from gpa_lsp.verify.timing import per_run
-    cupti = find_cupti()
-    lib = injection_library(cupti)
+    cupti, lib = _durations_library()
     with tempfile.TemporaryDirectory(prefix="gpa-dur-") as tmp:
         env = {**os.environ, "CUDA_INJECTION64_PATH": str(lib), "GPA_CUPTI_OUT": tmp, "GPA_CUPTI_NO_PCSAMPLING": "1",
                "LD_LIBRARY_PATH": os.pathsep.join(p for p in (str(cupti.libdir), os.environ.get("LD_LIBRARY_PATH", "")) if p)}

@@ -75,6 +75,19 @@ def _kernel(report, name: str):
     return None
 
 
+# bundles recorded on other devices than the cases' own (device_check.py, pin.py --device)
+DEVICES = Path(__file__).resolve().parent / "devices"
+
+
+def bundle_of(case: Path, meta: dict, device: str | None = None) -> Path:
+    """The case's recorded bundle (the collector its case.toml names), or the one recorded on
+    ``device`` (``devices/<device>/<case>.<collector>.gpabundle``)."""
+    collector = meta.get("collector", "cupti")
+    if device is None:
+        return case / "recorded" / f"{collector}.gpabundle"
+    return DEVICES / device / f"{case.name}.{collector}.gpabundle"
+
+
 # what "achieved" is divided from: the event pair around one launch (the harness's GPA_TIMING), or
 # the kernel's own duration from CUPTI activity records (record.py --durations; what the estimates
 # and `gpa verify` measure). docs/optimizers.md ("Event pairs against kernel durations").
@@ -104,8 +117,7 @@ def evaluate(case: Path, timings: dict, advise, advise_verified,
         t = timings.get((case.name, v["name"]))
         achieved = orig["median_ms"] / t["median_ms"] if orig and t and t["median_ms"] > 0 else None
         rows.append(VariantRow(case.name, split, v["name"], v["optimizer"], v["expect"], v["change"], achieved))
-    collector = meta.get("collector", "cupti")
-    bundle = bundle or case / "recorded" / f"{collector}.gpabundle"
+    bundle = bundle or bundle_of(case, meta)
     if not bundle.is_file() or not variants:
         return rows, None
     plain, verified = _kernel(advise(bundle, case), meta["kernel"]), _kernel(advise_verified(bundle, case), meta["kernel"])

@@ -35,6 +35,9 @@ TABLES = (("coalescing.json", "walk", "Global Memory Coalescing's unit model", F
           ("atomics.json", None, "Atomic Privatization's measured speedups", True))
 
 
+# the files whose first device's rows a device of no probed chip takes (TABLES' last field)
+ANY_DEVICE = frozenset(t for t, _, _, any_device in TABLES if any_device)
+
 # how a device gets tables of its own (said in every report that borrows, and by `gpa doctor`)
 RECORD_HINT = ("Its own tables: benchmarks/coalescing/record.sh and record_probe.sh, scripts/gpu/record_mlp.sh and "
                "benchmarks/atomics on this device (benchmarks/README.md).")
@@ -92,7 +95,7 @@ def _resolved(table: str, name: str, mine: tuple[int, int] | None, probe: str | 
     (``TABLES``: the atomics table's first device applies to any device)."""
     rows = _load(table)
     got = _name_in(rows, name, mine, probe)
-    if not _has(rows, got, probe) and rows and any(t == table and anyd for t, _, _, anyd in TABLES):
+    if not _has(rows, got, probe) and rows and table in ANY_DEVICE:
         got = next(iter(rows))
     return got
 

@@ -19,6 +19,7 @@ PINS = ROOT / "tests" / "cases" / "validation_pins.json"
 spec = importlib.util.spec_from_file_location("accuracy_pin", ROOT / "benchmarks" / "accuracy" / "pin.py")
 pin = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pin)
+from variants import DEVICES  # noqa: E402  (on the path pin.py puts it on)
 
 PINNED = json.loads(PINS.read_text()) if PINS.is_file() else {}
 # the same cases recorded on a device the models were never tuned on (benchmarks/accuracy/device_check.py)
@@ -35,7 +36,7 @@ def test_every_recorded_validation_case_is_pinned():
 
 def test_every_validation_case_recorded_on_the_other_device_is_pinned():
     for device, pinned in OTHER.items():
-        recorded = [c for c in VALIDATION if any((pin.DEVICES / device).glob(f"{c}.*.gpabundle"))]
+        recorded = [c for c in VALIDATION if any((DEVICES / device).glob(f"{c}.*.gpabundle"))]
         assert len(recorded) == len(VALIDATION) and sorted(pinned) == recorded, device
 
 
