@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Turn what record.sh measured into ``gpa_lsp/data/coalescing.json``.
+"""Turn what record.sh measured into ``gpa_lsp/data/coalescing.json`` (the device's ``walk`` and
+``divergence`` rows; the other devices' and the other probes' kept).
 
-    python benchmarks/coalescing/table.py RECORDED_DIR [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table.py RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
-RECORDED_DIR holds record.sh's list.txt, times.txt, ncu.csv and device.txt. The ncu pass runs
+RECORDED_DIR holds record.sh's list.txt, times.txt, ncu.csv and device.txt (with ``--device TAG``:
+walk_TAG_*, another device's recording, e.g. ``recorded/walk_h200_*``). The ncu pass runs
 every configuration once, in list order, so the n-th launch of ncu.csv is the n-th line of
 list.txt. Per configuration the table keeps the timed median (no profiler), the sectors per
 request ncu counted, and the share of its sustained peak that L1, L2 and DRAM reached; read by
@@ -13,7 +15,6 @@ request ncu counted, and the share of its sustained peak that L1, L2 and DRAM re
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -30,8 +31,8 @@ def lines_per_request(config: str) -> int | None:
     return {"bcast": 1, "stride8": 32}.get(config.split("_")[0])
 
 
-def rows(recorded: Path) -> tuple[str, list[dict]]:
-    rec = pr.read(recorded, None, first="config", key=("config", "foot", "warps_per_sm"))
+def rows(recorded: Path, device: str | None = None) -> tuple[str, list[dict]]:
+    rec = pr.read(recorded, None, first="config", key=("config", "foot", "warps_per_sm"), device=device)
     sms = next((m["launch__sm_count"] for _, m in rec.launches if m.get("launch__sm_count")), None)
     out = []
     for c, (_, m) in zip(rec.configs, rec.launches):
@@ -60,23 +61,18 @@ def rows(recorded: Path) -> tuple[str, list[dict]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=pr.TABLE)
-    a = ap.parse_args(argv)
-    device, got, sms = rows(a.recorded)
-    doc = {
-        "about": ("What warp requests of 1 to 32 sectors cost, per unit, on this device: "
-                  "benchmarks/coalescing/coalesce_probe.cu run by record.sh (timed medians, and one ncu pass "
-                  "at uncontrolled clocks), converted by table.py. 'walk' configurations: rowG = groups of G "
-                  "lanes walk their own rows (G=32 coalesced, G=1 32 sectors per request, every sector used "
-                  "again by later steps), bcast = 1 sector, stride8 = one element per sector (the excess "
-                  "reaches DRAM); foot = where the working set lives. 'divergence': A active lanes per warp "
-                  "walk a list with an index load and a gather per entry. Read by gpa_lsp/analysis/coalescing.py."),
-        "devices": {device: {"sm_count": int(sms) if sms else None, "walk": [r for r in got if not r["config"].startswith("div_")],
-                             "divergence": [r for r in got if r["config"].startswith("div_")]}},
-    }
-    a.out.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"{a.out}: {len(got)} configurations on {device}")
+    a = pr.arguments(ap).parse_args(argv)
+    device, got, sms = rows(a.recorded, a.device)
+    about = ("What warp requests of 1 to 32 sectors cost, per unit, on this device: "
+             "benchmarks/coalescing/coalesce_probe.cu run by record.sh (timed medians, and one ncu pass "
+             "at uncontrolled clocks), converted by table.py. 'walk' configurations: rowG = groups of G "
+             "lanes walk their own rows (G=32 coalesced, G=1 32 sectors per request, every sector used "
+             "again by later steps), bcast = 1 sector, stride8 = one element per sector (the excess "
+             "reaches DRAM); foot = where the working set lives. 'divergence': A active lanes per warp "
+             "walk a list with an index load and a gather per entry. Read by gpa_lsp/analysis/coalescing.py.")
+    pr.add_to_table(a.out, device, ("about", about), {
+        "sm_count": int(sms) if sms else None, "walk": [r for r in got if not r["config"].startswith("div_")],
+        "divergence": [r for r in got if r["config"].startswith("div_")]})
     return 0
 
 

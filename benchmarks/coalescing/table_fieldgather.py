@@ -2,10 +2,11 @@
 """Add what ``record_probe.sh fieldgather`` measured to ``gpa_lsp/data/coalescing.json`` (key
 ``fieldgather``).
 
-    python benchmarks/coalescing/table_fieldgather.py RECORDED_DIR [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_fieldgather.py RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
 RECORDED_DIR holds fieldgather_list.txt, fieldgather_times.txt, fieldgather_ncu.csv and
-device.txt; the n-th launch of the CSV is the n-th line of the list. Per configuration (soaK: K
+device.txt (with ``--device TAG``: fieldgather_TAG_*, another device's recording, probe_records.py);
+the n-th launch of the CSV is the n-th line of the list. Per configuration (soaK: K
 4-byte gathers of one index from K arrays; aos2 / aos4: one 8- / 16-byte gather from a record;
 table in DRAM or L2): the timed median, the load requests and sectors per request, the L2 sectors
 from L1, the DRAM bytes read and written, the units' shares of peak. Read by
@@ -28,8 +29,8 @@ ABOUT = (
     "a record; foot dram = 2^24 records, l2 = 2^16.")
 
 
-def rows(recorded: Path) -> tuple[str, list[dict]]:
-    rec = pr.read(recorded, "fieldgather", first="mode", key=("mode", "foot"))
+def rows(recorded: Path, device: str | None = None) -> tuple[str, list[dict]]:
+    rec = pr.read(recorded, "fieldgather", first="mode", key=("mode", "foot"), device=device)
     out = []
     for c, (_, m) in zip(rec.configs, rec.launches):
         mode = c["mode"]
@@ -48,11 +49,9 @@ def rows(recorded: Path) -> tuple[str, list[dict]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=pr.TABLE)
-    a = ap.parse_args(argv)
-    device, got = rows(a.recorded)
-    pr.add_to_table(a.out, device, "fieldgather", ABOUT, got)
+    a = pr.arguments(ap).parse_args(argv)
+    device, got = rows(a.recorded, a.device)
+    pr.add_to_table(a.out, device, ("about_fieldgather", ABOUT), {"fieldgather": got})
     return 0
 
 

@@ -2,10 +2,10 @@
 """Add what record_probe.sh lanewalk (or lanewalk_spread) measured to ``gpa_lsp/data/coalescing.json``
 (key ``lanewalk``, or ``lanewalk_spread``).
 
-    python benchmarks/coalescing/table_lanewalk.py RECORDED_DIR [--name lanewalk_spread] [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_lanewalk.py RECORDED_DIR [--name lanewalk_spread] [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
-RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt;
-the n-th launch of the CSV is the n-th line of the list. ``lanewalk_spread`` rows (lengths uniform in
+RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt
+(with ``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. ``lanewalk_spread`` rows (lengths uniform in
 [1, 2L - 1], lanewalk_spread_probe.cu) also carry ``lanes_active``: the mean share of a warp's lanes
 whose rows are still running at each step of the scalar walk (rows / 32 x the warp's longest row,
 over the warps of the probe's own row lengths, drawn here as the probe draws them). Per configuration (mode
@@ -57,8 +57,8 @@ def spread_lanes_active(L: int, rows: int) -> float:
     return (sum(n) / rows) / (sum(longest) / len(longest))
 
 
-def rows(recorded: Path, name: str = "lanewalk") -> tuple[str, list[dict]]:
-    rec = pr.read(recorded, name, first="mode", key=("mode", "L", "gather", "warps_per_sm"))
+def rows(recorded: Path, name: str = "lanewalk", device: str | None = None) -> tuple[str, list[dict]]:
+    rec = pr.read(recorded, name, first="mode", key=("mode", "L", "gather", "warps_per_sm"), device=device)
     nnz = 1 << 25    # NNZ of lanewalk_probe.cu
     active = ({L: spread_lanes_active(L, nnz // L) for L in {int(c["L"]) for c in rec.configs}}
               if name == "lanewalk_spread" else {})
@@ -85,12 +85,10 @@ def rows(recorded: Path, name: str = "lanewalk") -> tuple[str, list[dict]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("recorded", type=Path)
     ap.add_argument("--name", default="lanewalk", choices=("lanewalk", "lanewalk_spread"))
-    ap.add_argument("--out", type=Path, default=pr.TABLE)
-    a = ap.parse_args(argv)
-    device, got = rows(a.recorded, a.name)
-    pr.add_to_table(a.out, device, a.name, ABOUT[a.name], got)
+    a = pr.arguments(ap).parse_args(argv)
+    device, got = rows(a.recorded, a.name, a.device)
+    pr.add_to_table(a.out, device, (f"about_{a.name}", ABOUT[a.name]), {a.name: got})
     return 0
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Add what record_probe.sh loopfree / overlap measured to ``gpa_lsp/data/coalescing.json``.
 
-    python benchmarks/coalescing/table_probe.py loopfree|overlap RECORDED_DIR [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_probe.py loopfree|overlap RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
-RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt; the
-n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
+RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt (with
+``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
 the timed median, the ncu duration and clock, the units' shares of peak, the DRAM bytes read and
 written, the load requests and sectors, the L1 wavefronts, the instructions executed and the warps
 active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap``).
@@ -44,8 +44,8 @@ ABOUT = {
 }
 
 
-def rows(name: str, recorded: Path) -> tuple[str, list[dict]]:
-    rec = pr.read(recorded, name, first="config", key=("config", "warps_per_sm"))
+def rows(name: str, recorded: Path, device: str | None = None) -> tuple[str, list[dict]]:
+    rec = pr.read(recorded, name, first="config", key=("config", "warps_per_sm"), device=device)
     out = []
     for c, (_, m) in zip(rec.configs, rec.launches):
         out.append({
@@ -60,11 +60,9 @@ def rows(name: str, recorded: Path) -> tuple[str, list[dict]]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("name", choices=sorted(ABOUT))
-    ap.add_argument("recorded", type=Path)
-    ap.add_argument("--out", type=Path, default=pr.TABLE)
-    a = ap.parse_args(argv)
-    device, got = rows(a.name, a.recorded)
-    pr.add_to_table(a.out, device, a.name, ABOUT[a.name], got)
+    a = pr.arguments(ap).parse_args(argv)
+    device, got = rows(a.name, a.recorded, a.device)
+    pr.add_to_table(a.out, device, (f"about_{a.name}", ABOUT[a.name]), {a.name: got})
     return 0
 
 
