@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Turn the atomics microbenchmark's lines (benchmarks/atomics/h100.jsonl) into ``gpa_lsp/data/atomics.json``.
+"""Turn the atomics microbenchmark's lines (benchmarks/atomics/*.jsonl, one file a device) into ``gpa_lsp/data/atomics.json``.
 
-    python benchmarks/atomics/table.py [benchmarks/atomics/h100.jsonl] [--out gpa_lsp/data/atomics.json]
+    python benchmarks/atomics/table.py [--out gpa_lsp/data/atomics.json]
+
+Every recording of ``RECORDINGS`` (run.sh's output on one device, the name that device's profiles
+record), in that order: the first device's rows are those a device of no probed chip takes
+(analysis/probe_tables.py).
 
 Per key pattern, per number of distinct counters (bins): the global-atomic loop's time and the
 privatized loop's (shared-memory copy per block, one global flush per bin and block), and the
@@ -15,7 +19,8 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DEVICE = "NVIDIA H100 80GB HBM3"
+# run.sh's output (benchmarks/atomics/) -> the device it ran on, by the name its profiles record
+RECORDINGS = {"h100.jsonl": "NVIDIA H100 80GB HBM3", "h200.jsonl": "NVIDIA H200"}
 
 
 def table(lines: list[dict]) -> dict:
@@ -41,12 +46,13 @@ def table(lines: list[dict]) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("jsonl", nargs="?", default=str(ROOT / "benchmarks/atomics/h100.jsonl"))
     ap.add_argument("--out", default=str(ROOT / "gpa_lsp/data/atomics.json"))
-    args = ap.parse_args()
-    lines = [json.loads(s) for s in Path(args.jsonl).read_text().splitlines() if s.strip()]
+    args = ap.parse_args(argv)
+    here = ROOT / "benchmarks" / "atomics"
+    recorded = {device: [json.loads(s) for s in (here / f).read_text().splitlines() if s.strip()]
+                for f, device in RECORDINGS.items()}
     doc = {
         "about": "Global atomicAdd throughput against the number of distinct counters, and the same loop "
                  "privatized in shared memory: benchmarks/atomics/atomics.cu (2^24 keys, grid-stride loop, "
@@ -54,7 +60,7 @@ def main() -> None:
                  "ratio = global_ms / private_ms. Patterns: random (each key uniform over the bins), warp "
                  "(the 32 lanes of a warp share one key); key_bytes: the width of the loaded key (4, and for "
                  "random 2 and 1: the loop's floor, stream_ms, falls with the bytes read per atomic). Read by analysis/optimizers/atomic_privatization.py.",
-        "devices": {DEVICE: table(lines)},
+        "devices": {device: table(lines) for device, lines in recorded.items()},
     }
     Path(args.out).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.out}")

@@ -1,16 +1,18 @@
 """Which probed device's tables apply to a profile's device (analysis/probe_tables.py), checked on
-bundles recorded on an H200, a device the tables do not name (benchmarks/accuracy/devices/h200,
-the validation split re-recorded there; its timings are in the same folder)."""
+bundles recorded on an H200 (benchmarks/accuracy/devices/h200, the validation split re-recorded
+there; its timings are in the same folder): a probed device with its own rows for every table, and,
+renamed, a device of the same chip the tables do not name (it borrows the H100's)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpa_lsp.analysis.advisor import advise_bundle
-from gpa_lsp.analysis.probe_tables import coalescing_devices, coverage, mlp_devices, name_in
+from gpa_lsp.analysis.probe_tables import TABLES, atomics_name, coalescing_devices, coverage, mlp_devices, name_in
 from gpa_lsp.config import load
 from gpa_lsp.profile.bundle import read_bundle
 from gpa_lsp.profile.model import Device
@@ -18,6 +20,7 @@ from gpa_lsp.profile.model import Device
 ROOT = Path(__file__).resolve().parents[2]
 H200 = ROOT / "benchmarks" / "accuracy" / "devices" / "h200"
 H100 = "NVIDIA H100 80GB HBM3"
+GH200 = "NVIDIA GH200 480GB"     # the H100's chip, probed by no one: the H200's recordings renamed
 
 
 def _achieved(case: str, variant: str) -> float:
@@ -27,16 +30,29 @@ def _achieved(case: str, variant: str) -> float:
 
 
 def test_the_recorded_h200_bundles_name_a_device_of_the_h100s_chip():
-    """The H200 has its own walk probe (the unit model's table; its recording holds the divergence
-    probe's rows too) and memory-parallelism curves; the other coalescing probes (loop-free,
-    lane-walk spread, gather) come from the H100."""
+    """The H200 has its own rows for every probe a model reads (the walk probe with its divergence
+    rows, the loop-free, lane-walk spread and gather probes, the memory-parallelism curves, the
+    atomics probe; recorded 2026-11-28): nothing borrowed, no note. A probe it was not recorded for
+    (``lanewalk``, rows of one length: read by no model) still comes from the H100, probe by probe."""
     dev = read_bundle(H200 / "softmax_rows.ncu.gpabundle").profile.device
     assert dev.name == "NVIDIA H200" and (dev.sm, dev.sm_count) == (90, 132)
-    for probe in ("walk", "divergence"):
+    for probe in ("walk", "divergence", "loopfree", "lanewalk_spread", "fieldgather"):
         assert name_in(coalescing_devices(), dev, probe) == "NVIDIA H200"
-    for probe in ("loopfree", "lanewalk_spread", "fieldgather"):
+    assert name_in(coalescing_devices(), dev, "lanewalk") == H100
+    assert name_in(mlp_devices(), dev) == "NVIDIA H200" and atomics_name(dev) == "NVIDIA H200"
+    assert coverage(dev) is None
+
+
+def test_a_device_of_the_same_chip_without_tables_borrows_them_all():
+    """A GH200 (the H100's chip: sm_90, 132 SMs; no rows of its own) takes every table from the H100,
+    the first probed device of its chip, and the note names each."""
+    dev = Device(GH200, 90, 132)
+    for probe in ("walk", "divergence", "loopfree", "lanewalk_spread", "fieldgather"):
         assert name_in(coalescing_devices(), dev, probe) == H100
-    assert name_in(mlp_devices(), dev) == "NVIDIA H200"
+    assert name_in(mlp_devices(), dev) == H100 and atomics_name(dev) == H100
+    note = coverage(dev)
+    assert f"{GH200} has no probe of its own for" in note and H100 in note and "same chip" in note
+    assert all(what in note for _, _, what, _ in TABLES)
 
 
 def test_the_lookup_goes_probe_by_probe():
@@ -56,10 +72,10 @@ def test_a_device_of_another_chip_borrows_nothing():
     assert coverage(Device(H100, 90, 132)) is None
 
 
-def test_h200_advice_uses_the_h100_tables_and_says_so():
+def test_h200_advice_uses_its_own_tables():
     """softmax_rows on the H200: the coalescing unit model ranks the warp-per-row rewrite first at
     8-12x (measured 10.8x by kernel durations); without any table the matched-stall estimate said
-    5.2x. The report says which probes it borrowed from the H100."""
+    5.2x. Its tables are its own: the report has no note."""
     case = ROOT / "kernels" / "softmax_rows"
     report = advise_bundle(str(H200 / "softmax_rows.ncu.gpabundle"), config=load(case))
     k = next(k for k in report.kernels if "softmax" in k.name)
@@ -67,10 +83,18 @@ def test_h200_advice_uses_the_h100_tables_and_says_so():
     assert top.optimizer == "global_memory_coalescing" and top.location.line == 19
     assert 8.0 <= top.estimated_speedup <= 12.0
     assert _achieved("softmax_rows", "warp_per_row") == pytest.approx(10.8, abs=0.5)
+    assert not any("has no probe" in p for p in report.problems)
+
+
+def test_advice_on_a_device_that_borrows_says_so():
+    """The same bundle as recorded on a GH200: the report says which probes it borrowed from the H100."""
+    case = ROOT / "kernels" / "softmax_rows"
+    b = read_bundle(H200 / "softmax_rows.ncu.gpabundle")
+    b = replace(b, profile=replace(b.profile, device=replace(b.profile.device, name=GH200)))
+    report = advise_bundle(b, config=load(case))
     note = " ".join(report.problems)
-    assert "NVIDIA H200 has no probe of its own for" in note and H100 in note and "same chip" in note
-    assert "loop-free DRAM roof" in note
-    assert "memory-parallelism" not in note and "unit model" not in note     # its own: nothing borrowed
+    assert f"{GH200} has no probe of its own for" in note and H100 in note and "same chip" in note
+    assert "loop-free DRAM roof" in note and "memory-parallelism" in note and "unit model" in note
 
 
 def test_h100_bundles_report_no_table_note():
@@ -80,28 +104,30 @@ def test_h100_bundles_report_no_table_note():
 
 
 def test_a_borrowed_dram_share_is_converted_by_the_two_peaks():
-    """Little's law (probe_tables.borrowed_dram_scale): on every H200 bundle a DRAM share from a
-    borrowed probe (loop-free, gather) is worth the H100's walk-probe peak over the kernel's own
-    peak, 0.70 (3.35 against 4.81 TB/s); the H200's own walk probe and every H100 kernel: 1.0; a
-    kernel whose DRAM share is too small to tell its peak: 1.0."""
+    """Little's law (probe_tables.borrowed_dram_scale): on every H200 bundle as recorded on a GH200 (the
+    H200's renamed) a DRAM share from a borrowed probe (walk, loop-free, gather) is worth the H100's
+    walk-probe peak over the kernel's own peak, 0.70 (3.35 against 4.81 TB/s); on the H200's own
+    probes and every H100 kernel: 1.0; a kernel whose DRAM share is too small to tell its peak: 1.0."""
     from types import SimpleNamespace
     from gpa_lsp.analysis.coalescing import borrowed_share_scale
     from gpa_lsp.analysis.probe_tables import PEAK_FROM_PCT, dram_peak, probed_dram_peak
     seen = 0
     for path in sorted(H200.glob("*.gpabundle")):
         b = read_bundle(path)
+        other = replace(b.profile.device, name=GH200)
         for k in b.profile.kernels:
             tp = k.throughput
             if tp is None:
                 continue
-            ctx = SimpleNamespace(device=b.profile.device, kernel=k)
-            assert borrowed_share_scale(ctx, "walk") == 1.0
+            own, borrowing = SimpleNamespace(device=b.profile.device, kernel=k), SimpleNamespace(device=other, kernel=k)
+            for probe in ("walk", "loopfree", "fieldgather"):
+                assert borrowed_share_scale(own, probe) == 1.0
             if (tp.pct("dram") or 0.0) < PEAK_FROM_PCT:
-                assert borrowed_share_scale(ctx, "loopfree") == 1.0
+                assert borrowed_share_scale(borrowing, "loopfree") == 1.0
                 continue
             mine = dram_peak(tp.dram_bytes, tp.duration_ns, tp.pct("dram"))
-            for probe in ("loopfree", "fieldgather"):
-                scale = borrowed_share_scale(ctx, probe)
+            for probe in ("walk", "loopfree", "fieldgather"):
+                scale = borrowed_share_scale(borrowing, probe)
                 assert scale == pytest.approx(probed_dram_peak(H100) / mine)
                 assert 0.68 < scale < 0.71
             seen += 1
@@ -115,13 +141,12 @@ def test_a_borrowed_memory_parallelism_curve_is_converted():
     """A device of the H100's chip with no rows of its own (an H200 recording renamed): it takes the
     H100's memory-parallelism curve, whose shares are converted by the two DRAM peaks (Little's
     law), as the loop-free and gather probes' are; on its own curves (the real H200) nothing is."""
-    from dataclasses import replace
     from types import SimpleNamespace
     from gpa_lsp.analysis.probe_tables import mlp_curve_scale, probed_dram_peak, dram_peak
     b = read_bundle(H200 / "layernorm_rows.cupti.gpabundle")
     k = max(b.profile.kernels, key=lambda k: len(k.launches))
     tp = k.throughput
-    other = replace(b.profile.device, name="NVIDIA GH200 480GB")
+    other = replace(b.profile.device, name=GH200)
     assert name_in(mlp_devices(), other) == H100
     scale = mlp_curve_scale(SimpleNamespace(device=other, kernel=k))
     assert scale == pytest.approx(probed_dram_peak(H100) / dram_peak(tp.dram_bytes, tp.duration_ns, tp.pct("dram")))

@@ -134,23 +134,23 @@ def test_a_hung_tool_version_leaves_no_child_behind(tmp_path, monkeypatch):
 
 
 def test_the_probe_tables_this_gpu_gets(monkeypatch, capsys):
-    """With a GPU, doctor says whether the unit models' tables were measured on it: an H100 has its
-    own; an H200 (the same chip) its own walk probe and the H100's other probes, said with what to
+    """With a GPU, doctor says whether the unit models' tables were measured on it: an H100 and an
+    H200 have their own; a GH200 (the H100's chip, probed by no one) the H100's, said with what to
     run for its own; a GPU of no probed chip none (the sample-based estimates only)."""
     from gpa_lsp.profile.model import Device
     _driver(monkeypatch, FakeCuda())
     monkeypatch.setattr("gpa_lsp.profile.harness.profiling_admin_only", lambda: False)
     seen = {}
     for dev in (Device("NVIDIA H100 80GB HBM3", 90, 132), Device("NVIDIA H200", 90, 132),
-                Device("NVIDIA A100-SXM4-80GB", 80, 108)):
+                Device("NVIDIA GH200 480GB", 90, 132), Device("NVIDIA A100-SXM4-80GB", 80, 108)):
         monkeypatch.setattr("gpa_lsp.profile.device.query_device", lambda d=dev: d)
         rc, checks, ready = _json(capsys)
         seen[dev.name] = checks["tables"]
         assert rc == 0 and ready["profile_cupti"] and ready["advise"]      # informative: it gates nothing
         assert checks["tables"]["needed_for"] == []
-    assert seen["NVIDIA H100 80GB HBM3"]["status"] == "ok"
-    h200 = seen["NVIDIA H200"]
-    assert h200["status"] == "warning" and "loop-free DRAM roof" in h200["detail"]
-    assert "NVIDIA H100 80GB HBM3" in h200["detail"] and "benchmarks/coalescing/record.sh" in h200["fix"]
+    assert seen["NVIDIA H100 80GB HBM3"]["status"] == "ok" and seen["NVIDIA H200"]["status"] == "ok"
+    gh200 = seen["NVIDIA GH200 480GB"]
+    assert gh200["status"] == "warning" and "loop-free DRAM roof" in gh200["detail"]
+    assert "NVIDIA H100 80GB HBM3" in gh200["detail"] and "benchmarks/coalescing/record.sh" in gh200["fix"]
     other = seen["NVIDIA A100-SXM4-80GB"]
     assert other["status"] == "warning" and "no probe tables of its chip" in other["detail"]
