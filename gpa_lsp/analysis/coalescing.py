@@ -76,6 +76,7 @@ from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
+from .residency import ramp_ns, relaunched, resident_cost, resident_share
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -107,20 +108,22 @@ class DeviceTable:
     loopfree: tuple[tuple[float, float], ...] = ()  # (DRAM bytes in flight per SM, best DRAM share %) of
                                                     # a loop-free kernel, rising (loopfree_probe)
 
-    def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float) -> float:
+    def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float,
+                resident: float = 0.0) -> float:
         """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
 
         Its busy time is the fills of the sectors DRAM reads (``dram_reads``; the probe: a sector
         read from DRAM costs the L2 a fill besides its request) and the requests from the L1.
         Coalescing keeps the fills of the DRAM reads that stay (``dram_keep``) and cuts the
         requests as the sectors requested (``request_keep``), though never below a request per
-        sector still filled. The excess a per-lane walk's later steps reuse hits in L1 and never
+        sector still read. The excess a per-lane walk's later steps reuse hits in L1 and never
         reached the L2 (lanewalk_probe: a column-major walk asks the L2 for the same sectors), so
-        the requests are what the L2 measured, not the sectors requested."""
+        the requests are what the L2 measured, not the sectors requested. The share of the reads
+        the L2 keeps between launches (``resident``, residency.py) is requested but not filled."""
         fills = min(busy, dram_reads * self.l2_dram_sector)
         requests = busy - fills
         reads_after = dram_reads * dram_keep
-        return (reads_after * self.l2_dram_sector
+        return (reads_after * (1.0 - resident) * self.l2_dram_sector
                 + max(requests * request_keep, min(requests, reads_after * self.l2_load_sector)))
 
     def l2_store_cost(self, lines: float) -> float:
@@ -324,10 +327,21 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     req_now = sum(e * (table.l2_store_cost(lines(s)) if st else s * table.l2_load_sector) for e, s, _, st in acc)
     req_after = sum(e * (table.l2_store_cost(ideal_lines(i)) if st else i * table.l2_load_sector)
                     for e, _, i, st in acc)
-    l2_after = table.l2_kept(l2_now, reads, req_after / req_now if req_now else 1.0, dram_keep)
-    keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": min(1.0, l2_after / l2_now) if l2_now else 1.0,
-            "dram": dram_keep, "sm": 1.0, "issue": 1.0}
+    # the coalesced code's footprint, what the profile's cold DRAM bytes become: where the profile
+    # saw the kernel launched again, the share of its reads the L2 keeps between launches costs
+    # DRAM and the L2's fills nothing (residency.py)
+    dram_bytes = tp.dram_bytes or 0.0
+    resident = resident_share(ctx.device, dram_bytes * dram_keep) if relaunched(ctx) else 0.0
+    l2_after = table.l2_kept(l2_now, reads, req_after / req_now if req_now else 1.0, dram_keep, resident)
+    kept_reads = resident * reads * 32.0 / dram_bytes if dram_bytes else 0.0
     roofs = {u: table.roofs.get(u, UNIT_ROOF_DEFAULT) for u in util}
+    # the memory stream after: DRAM's bytes at its roof, the kept reads at the L2's resident rate
+    # (priced as a share of their DRAM time: the "dram" unit's bound stays one bound)
+    stream = 1.0 - kept_reads
+    if kept_reads:
+        stream += kept_reads * resident_cost(ctx.device, tp, roofs.get("dram", UNIT_ROOF_DEFAULT))
+    keep = {"l1": l1_after / l1_now if l1_now else 1.0, "l2": min(1.0, l2_after / l2_now) if l2_now else 1.0,
+            "dram": dram_keep * stream, "sm": 1.0, "issue": 1.0}
     # the roofs the coalesced code can reach: a loop-free kernel's DRAM share is held to what its
     # loads in flight pull (loopfree_dram_roof)
     after = dict(roofs)
@@ -345,6 +359,10 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
         if t > floor:
             # "mlp": the DRAM held by what the loads in flight pull, not by its peak
             floor, bound_unit = t, ("mlp" if u == "dram" and after[u] < roofs[u] else u)
+            if u == "dram" and resident > 0.5:
+                # most of the stream is reads the L2 keeps: the launch's fixed cost beside them
+                # (the probe's resident line, residency.ramp_ns) is not in the profile's shares
+                floor, bound_unit = t + ramp_ns(ctx.device) / tp.duration_ns, "resident"
     bound = 1.0 / floor if floor > 0 else float("inf")
     # unit estimate: Eq. 2 on the busy time of the unit with the most removable time, among the
     # units that held the kernel (a unit below that share overlapped its work with other waits)
@@ -359,6 +377,8 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
         f = min(1.0, local[unit] / roofs[unit])
         rest = unloaded_time(unit, f, keep[unit], local, spread=spread)
     unit_estimate = 1.0 / rest if rest > 0 else float("inf")
+    if resident > 0.0:
+        extra["resident"] = resident
     if busy < sms:
         extra["busy_sms"] = busy
     if spread < 1.0:

@@ -152,6 +152,9 @@ class Advice:
         if self.bounded_by == "mlp":
             reach = f" reach {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else " limit it"
             return f"bounded by DRAM: the loads this code keeps in flight{reach}"
+        if self.bounded_by == "resident":
+            return ("bounded by reading what the L2 keeps between launches (the L2 residency probe, "
+                    "benchmarks/residency; a device without its own takes its chip's, scaled to its L2)")
         pct = f" at {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else ""
         return f"bounded by {UNIT_TITLES.get(self.bounded_by, self.bounded_by)}{pct}"
 

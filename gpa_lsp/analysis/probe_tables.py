@@ -59,6 +59,12 @@ def probed_devices() -> dict[str, tuple[int, int]]:
     return {n: (int(d["sm"]), int(d["sm_count"])) for n, d in _load("probed_devices.json").items()}
 
 
+@lru_cache(maxsize=None)
+def l2_bytes(name: str) -> int | None:
+    """The L2 size of a probed device (``probed_devices.json``), None when not recorded."""
+    return _load("probed_devices.json").get(name, {}).get("l2_bytes")
+
+
 def chip(device) -> tuple[int, int] | None:
     """(compute capability, SM count) of a profile's device, or None when either is unknown."""
     sm, sms = getattr(device, "sm", 0), getattr(device, "sm_count", 0)
@@ -195,6 +201,19 @@ def mlp_curve_scale(ctx) -> float:
 def mlp_name(device) -> str:
     """The device name whose curves of ``memory_parallelism.json`` apply to ``device`` (``name_in``)."""
     return name_in(mlp_devices(), device)
+
+
+def residency_devices() -> dict:
+    """Device name -> the L2 residency probe's curve and L2 size (``residency.json``)."""
+    return _load("residency.json")
+
+
+def residency_name(device) -> str:
+    """The device name whose residency curve applies to ``device`` (``name_in``). Not in ``TABLES``:
+    the curve only matters to a relaunched kernel whose coalesced reads fit the L2, and the advice
+    it bounds says so (``Advice.bound_text``); a note on every report of a device that borrows it
+    would say nothing about the others."""
+    return name_in(residency_devices(), device)
 
 
 def atomics_devices() -> dict:
