@@ -40,6 +40,12 @@ FIXTURE = Path(__file__).with_name("fixtures") / "counters.h100.json.gz"
 # 42.1% in the evening's (SM pipes left out, so other passes), ncu 31.0%. They are not compared;
 # test_short_launches_advice_does_not_lean_on_them checks that their advice does not depend on them.
 SHORT_LAUNCH_NS = 20_000
+# Cases recorded after the fixture whose counters run (benchmarks/profiling/counters_vs_ncu.py, a
+# device call) is still to come: named, so the gap shows (their parametrized checks are skipped
+# with this reason) and a case with a bundle but no row and no entry here still fails.
+NO_COUNTERS_RUN_YET = {
+    "head_rmsnorm": "recorded 2026-11-28 on the H200 without a counters run; counters_vs_ncu.py on it pending",
+}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +81,8 @@ PASSES_BY_METRICS = {9: 22, 5: 18, 4: 10, 8: 14}
 def test_every_case_has_its_sampled_kernels_measured_and_the_run_ended_early(recorded):
     cases = recorded["cases"]
     bundles = {p.parent.parent.name for p in (ROOT / "kernels").glob("*/recorded/cupti.gpabundle")}
-    assert set(cases) == bundles
+    assert set(cases) == bundles - set(NO_COUNTERS_RUN_YET)
+    assert set(NO_COUNTERS_RUN_YET) <= bundles      # (and once its row is in the fixture, the entry leaves)
     for case, row in cases.items():
         run = counters.parse(row["counters_txt"])
         assert not run.errors, (case, run.errors)
@@ -213,7 +220,8 @@ def test_short_launches_advice_does_not_lean_on_them(recorded):
 # the cases whose advice the memory-system bound touches (the only advice unit shares can change)
 BOUNDED = ("gaussian_blocks", "icp_local_array", "kmeans_assign", "lavamd_unroll", "layernorm_rows",
            "permute_divmod", "saxpy_stream")
-CASES = sorted(p.parent.parent.name for p in (ROOT / "kernels").glob("*/recorded/cupti.gpabundle"))
+CASES = [pytest.param(c, marks=pytest.mark.skip(reason=NO_COUNTERS_RUN_YET[c])) if c in NO_COUNTERS_RUN_YET else c
+         for c in sorted(p.parent.parent.name for p in (ROOT / "kernels").glob("*/recorded/cupti.gpabundle"))]
 
 
 def _advice(bundle, case):
