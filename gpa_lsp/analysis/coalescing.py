@@ -57,8 +57,9 @@ unit still has to do at the share of its peak it can reach. So:
   ``OVERLAP_P``; the overlap probe: they add when neither saturates on coalesced loads, the issue
   hides entirely under a saturated L1).
 
-* **Busy SMs**: on a grid of fewer blocks than SMs, Eq. 2 and the bound read the busy SMs' L1 and
-  SM-pipe shares (the profile's average x SMs / blocks, ``BUSY_SCALED``); a rewrite that
+* **Busy SMs**: on a grid of fewer blocks than SMs, or of one wave unevenly spread (160 blocks on
+  132 SMs: two on 28 of them), Eq. 2 and the bound read the busiest SMs' L1 and SM-pipe shares (the
+  profile's average x SMs / ``busy_sms``, ``BUSY_SCALED``); a rewrite that
   multiplies the threads (a warp per row of a per-lane walk, ``lanewalk.rewrite_spread``) spreads
   the L1's and the issue's work left over the SMs it fills (``model_at``).
 
@@ -74,6 +75,7 @@ from functools import lru_cache
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
+from .occupancy import resident_limits
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
@@ -267,10 +269,25 @@ def _shared_wavefronts(ctx: KernelContext) -> float:
 BUSY_SCALED = ("l1", "sm")
 
 
-def busy_sms(ctx: KernelContext) -> int:
-    """The SMs the launch gives work: its blocks, when fewer than the SMs."""
+def busy_sms(ctx: KernelContext, blocks: int | None = None) -> float:
+    """The SMs the launch (or the same launch with ``blocks`` blocks) keeps busy, counted by its
+    busiest SM: ``blocks / ceil(blocks / SMs)``. With fewer blocks than SMs, the blocks. With a
+    grid held in one wave but not a multiple of the SMs, some SMs hold one block more than others
+    and the kernel lasts as long as they do: a per-SM unit's profiled share, averaged over every
+    SM's elapsed time, is the busiest SM's times this over the SMs (gemv_resident, 160 blocks on
+    132 SMs: L1 56% average, 92% on the SMs with two blocks, where gemv_rows' 256 blocks run it at
+    93%). More than a wave: every SM, its blocks handed out as others finish."""
     sms = ctx.device.sm_count or 1
-    return max(1, min(ctx.launch.blocks, sms)) if ctx.launch is not None and ctx.launch.blocks else sms
+    L = ctx.launch
+    n = blocks if blocks is not None else (L.blocks if L is not None else 0)
+    if L is None or not n:
+        return float(sms)
+    if n < sms:
+        return float(n)
+    resident = min(resident_limits(ctx.device, L, registers=L.registers, static_shared=L.static_shared).values())
+    if n > sms * max(1, resident):
+        return float(sms)
+    return n / math.ceil(n / sms)
 
 
 @kernel_fact

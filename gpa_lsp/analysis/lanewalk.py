@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..sass.operands import address_registers, constant_operands, memory_operand
-from .coalescing import remappable_excess
+from .coalescing import busy_sms, remappable_excess
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .probe_tables import coalescing_devices, coalescing_name
@@ -211,6 +211,7 @@ def rewrite_spread(ctx: KernelContext) -> float:
     w = walk(ctx)
     L = ctx.launch
     sms = ctx.device.sm_count or 1
-    if w is None or w.elements_per_lane < LONG_ROWS or L is None or not L.blocks or L.blocks >= sms:
+    if w is None or w.elements_per_lane < LONG_ROWS or L is None or not L.blocks:
         return 1.0
-    return L.blocks / min(sms, 32 * L.blocks)
+    now = busy_sms(ctx)
+    return 1.0 if now >= sms else now / busy_sms(ctx, 32 * L.blocks)

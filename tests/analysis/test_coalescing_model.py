@@ -365,3 +365,26 @@ def test_no_merge_estimate_where_dram_does_not_hold_the_time():
     from gpa_lsp.analysis.gathers import index_groups, merge_estimate
     ctx = _context("btree_search")
     assert index_groups(ctx) and merge_estimate(ctx) is None
+
+
+# --- an uneven one-wave grid (gemv_resident, calibration, recorded on the H200) -----------------
+
+def test_an_uneven_grid_is_counted_by_its_busiest_sms():
+    """gemv_rows' code at 25 MB: 160 blocks on 132 SMs, two on 28 of them. The profile's L1 share
+    (56%) averages the SMs with one block over the time the SMs with two set; counted by the
+    busiest SMs (160 / 2 = 80 SMs' worth) it is gemv_rows' 93%. The warp-per-row rewrite (32x the
+    blocks, several waves) spreads the work evenly: the unit model holds and the estimate is no
+    longer the matched stalls' 2.06x (6.22x measured by kernel durations, 3.96x by events)."""
+    from gpa_lsp.analysis.coalescing import busy_sms
+    from gpa_lsp.analysis.lanewalk import rewrite_spread
+    ctx = _context("gemv_resident")
+    assert ctx.launch.blocks == 160 and ctx.device.sm_count == 132
+    assert busy_sms(ctx) == 80.0 and busy_sms(ctx, 32 * 160) == 132.0 and busy_sms(ctx, 100) == 100.0
+    assert rewrite_spread(ctx) == pytest.approx(80 / 132)
+    assert 88 < ctx.kernel.throughput.pct("l1") * 132 / busy_sms(ctx) < 96
+    a, _ = _advice(ROOT / "kernels/gemv_resident/recorded/ncu.gpabundle", "gemv_rows")
+    assert 6.0 < a.estimated_speedup < 10.0
+    assert "160 blocks sit unevenly on the 132 SMs (2 on 28 of them" in a.suggestion
+    # gemv_rows itself: 256 blocks, two on 124 SMs: near even, not said
+    b, _ = _advice(ROOT / "kernels/gemv_rows/recorded/ncu.gpabundle", "gemv_rows")
+    assert busy_sms(_context("gemv_rows")) == 128.0 and "unevenly" not in b.suggestion

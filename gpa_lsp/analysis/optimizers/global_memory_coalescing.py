@@ -30,6 +30,8 @@ estimate alone.
 
 from __future__ import annotations
 
+import math
+
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
 from ..coalescing import has_sectors, ideal_sectors, remappable_excess
@@ -92,6 +94,9 @@ def queue_weight(ctx, e: BlameEdge) -> float:
     return 0.0
 
 
+SPREAD_SAID = 0.9
+
+
 class GlobalMemoryCoalescing(Optimizer):
     id = "global_memory_coalescing"
     keeps = ()   # fewer sectors at L1 and L2; DRAM bytes change too when sectors were fetched and not used
@@ -147,13 +152,21 @@ class GlobalMemoryCoalescing(Optimizer):
         cap = idle_lane_cap(ctx)
         if cap is None:
             spread = rewrite_spread(ctx)
-            if spread < 1.0:
+            # said where the rewrite spreads the work by a tenth or more (the estimate counts any)
+            if spread < SPREAD_SAID:
                 w, L, sms = walk(ctx), ctx.launch, ctx.device.sm_count
+                if L.blocks < sms:
+                    where = f"the grid's {L.blocks} blocks run on {L.blocks} of the {sms} SMs"
+                    spreads = f"the work spreads over {L.blocks / spread:.0f} SMs"
+                else:
+                    more = math.ceil(L.blocks / sms)
+                    where = (f"the grid's {L.blocks} blocks sit unevenly on the {sms} SMs ({more} on "
+                             f"{L.blocks - (more - 1) * sms} of them, which set the time)")
+                    spreads = "the work spreads evenly"
                 return (f"{self.suggestion} Each thread walks its own row (about {w.elements_per_lane:.0f} "
-                        f"elements) and the grid's {L.blocks} blocks run on {L.blocks} of the {sms} SMs: a warp per "
-                        "row (its lanes striding over the row, a shuffle reduction at the end) coalesces the walk "
-                        f"and gives the grid 32 times the threads, so the work spreads over {L.blocks / spread:.0f} "
-                        "SMs; the estimate counts both.")
+                        f"elements) and {where}: a warp per row (its lanes striding over the row, a shuffle "
+                        "reduction at the end) coalesces the walk and gives the grid 32 times the threads, so "
+                        f"{spreads}; the estimate counts both.")
             return self.suggestion
         w = cap.walk
         return (f"Each thread walks its own row (about {w.elements_per_lane:.0f} elements) and the rows differ in "
