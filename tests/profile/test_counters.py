@@ -43,9 +43,7 @@ SHORT_LAUNCH_NS = 20_000
 # Cases recorded after the fixture whose counters run (benchmarks/profiling/counters_vs_ncu.py, a
 # device call) is still to come: named, so the gap shows (their parametrized checks are skipped
 # with this reason) and a case with a bundle but no row and no entry here still fails.
-NO_COUNTERS_RUN_YET = {
-    "head_rmsnorm": "recorded 2026-11-28 on the H200 without a counters run; counters_vs_ncu.py on it pending",
-}
+NO_COUNTERS_RUN_YET: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
