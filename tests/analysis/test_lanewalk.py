@@ -147,10 +147,11 @@ def test_a_warp_per_row_counts_the_sms_it_fills():
     """A per-lane walk of long rows on fewer blocks than SMs (softmax_rows' recorded bundle: 64 blocks
     of 256 threads, rows of 1024 floats): a warp per row is 32x the threads, on every SM, so the unit
     model's L1 and issue work left is spread over 132 SMs instead of 64, and Eq. 2 reads the busy
-    SMs' L1 (41% over all SMs, 85% on the 64: held). A walk whose grid is on every SM already
-    (gemv_rows: 256 blocks) gets no spread."""
+    SMs' L1 (41% over all SMs, 85% on the 64: held). A walk whose one-wave grid is nearly even
+    (gemv_rows: 256 blocks, two on 124 of the 132 SMs) gets that little spread (128 / 132)."""
     gemv = case_context("gemv_rows")
-    assert walk(gemv) is not None and walk(gemv).elements_per_lane >= LONG_ROWS and rewrite_spread(gemv) == 1.0
+    assert walk(gemv) is not None and walk(gemv).elements_per_lane >= LONG_ROWS
+    assert rewrite_spread(gemv) == pytest.approx(128 / 132)
     ctx = case_context("softmax_rows")
     assert walk(ctx).elements_per_lane >= LONG_ROWS
     assert rewrite_spread(ctx) == pytest.approx(64 / 132)
