@@ -74,6 +74,7 @@ from functools import lru_cache
 
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
+from .curves import linear_flat
 from .gathers import gathers
 from .occupancy import resident_limits
 from .parallelism import attainable
@@ -496,13 +497,4 @@ def latency_growth(name: str, sectors_now: float, sectors_after: float) -> float
     pts = gather_latency(name)
     if not pts:
         return 1.0
-
-    def at(s: float) -> float:
-        if s <= pts[0][0]:
-            return pts[0][1]
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-            if s <= x1:
-                return y0 + (y1 - y0) * (s - x0) / (x1 - x0)
-        return pts[-1][1]
-
-    return max(1.0, at(sectors_after) / at(sectors_now))
+    return max(1.0, linear_flat(pts, sectors_after) / linear_flat(pts, sectors_now))

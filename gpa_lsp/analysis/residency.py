@@ -33,6 +33,7 @@ before)."""
 
 from __future__ import annotations
 
+from .curves import linear_flat
 from .probe_tables import dram_peak, l2_bytes, residency_devices, residency_name
 
 
@@ -54,13 +55,7 @@ def resident_share(device, footprint: float) -> float:
         if not mine:
             return 0.0
         footprint *= entry["l2_bytes"] / mine       # a smaller L2 keeps less of the same bytes
-    pts = entry["resident"]
-    if footprint <= pts[0][0]:
-        return pts[0][1]
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-        if footprint <= x1:
-            return y0 + (y1 - y0) * (footprint - x0) / (x1 - x0)
-    return pts[-1][1]
+    return linear_flat(entry["resident"], footprint)
 
 
 def resident_cost(device, tp, dram_roof_pct: float) -> float:
