@@ -7,8 +7,9 @@ each profiled launch, so the profile's DRAM bytes are the footprint read cold; a
 the coalesced code's reads at DRAM's roof prices them cold too. The residency probe
 (benchmarks/residency/residency_probe.cu, the H200 2026-11-28, 60 MB of L2) timed one-pass
 launches that read the footprint the previous launch read, under ncu without its cache flush: up
-to 48 MB they take 2.6 us + bytes at 9.5 TB/s (a 36 MB read 6.5 us), from 64 MB on 3.2 us + bytes
-at 4.6 TB/s (DRAM), between them the L2 keeps less and less (52 MB: 59%, 56 MB: 8%).
+to half the L2 they take 2.55 us + bytes at 9.5 TB/s (a 36 MB read 6.5 us, the L2 keeping 89-95%
+up to 48 MB), from twice the L2 3.15 us + bytes at 4.6 TB/s (DRAM), between them the L2 keeps less
+and less (52 MB: 59%, 56 MB: 8%, 64 MB: 2%).
 ``resident_share`` is the share of the reads the L2 served at a footprint (``residency.json``:
 where the duration sits between the two lines), linear between the probe's footprints;
 ``resident_cost`` what a kept byte costs against DRAM; ``ramp_ns`` the launch's fixed cost.
