@@ -76,10 +76,10 @@ from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .curves import linear_flat
 from .gathers import gathers
-from .occupancy import resident_limits
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
+from .waves import waves
 
 SECTORS_PER_LINE = 4
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
@@ -285,8 +285,7 @@ def busy_sms(ctx: KernelContext, blocks: int | None = None) -> float:
         return float(sms)
     if n < sms:
         return float(n)
-    resident = min(resident_limits(ctx.device, L, registers=L.registers, static_shared=L.static_shared).values())
-    if n > sms * max(1, resident):
+    if n > waves(ctx.device, L, registers=L.registers, static_shared=L.static_shared).capacity:
         return float(sms)
     return n / math.ceil(n / sms)
 

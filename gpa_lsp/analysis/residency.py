@@ -38,6 +38,11 @@ from .curves import linear_flat
 from .probe_tables import dram_peak, l2_bytes, residency_devices, residency_name
 
 
+def _entry(device) -> dict | None:
+    """The residency curve's entry that applies to ``device`` (its own or its chip's), or None."""
+    return residency_devices().get(residency_name(device))
+
+
 def relaunched(ctx) -> bool:
     """Whether the profile saw the kernel launched more than once (the evidence that the next
     launch reads what this one read)."""
@@ -48,7 +53,7 @@ def resident_share(device, footprint: float) -> float:
     """Share (0..1) of ``footprint`` bytes of reads, read again by the next launch, that the L2 of
     ``device`` serves; 0.0 without a curve or an L2 size for it."""
     name = residency_name(device)
-    entry = residency_devices().get(name)
+    entry = _entry(device)
     if not entry or footprint <= 0:
         return 0.0
     if name != device.name:
@@ -66,7 +71,7 @@ def resident_cost(device, tp, dram_roof_pct: float) -> float:
     The resident rate is the L2's, which the chip sets, so a device that borrows the curve takes it
     as it is; without this device's DRAM peak, the probe's DRAM rate. 1.0 (no saving) without a
     curve."""
-    entry = residency_devices().get(residency_name(device))
+    entry = _entry(device)
     if not entry:
         return 1.0
     peak = dram_peak(getattr(tp, "dram_bytes", None), getattr(tp, "duration_ns", None),
@@ -78,5 +83,5 @@ def resident_cost(device, tp, dram_roof_pct: float) -> float:
 def ramp_ns(device) -> float:
     """The fixed cost of a launch that reads what the L2 keeps, beside its bytes (first wave in,
     last wave out: the resident line's intercept, 2.6 us on the H200); 0.0 without a curve."""
-    entry = residency_devices().get(residency_name(device))
+    entry = _entry(device)
     return float(entry["ramp_ns"]) if entry else 0.0

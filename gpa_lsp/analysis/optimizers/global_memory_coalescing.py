@@ -185,8 +185,6 @@ class GlobalMemoryCoalescing(Optimizer):
         m = unit_model(ctx)
         if unit == "mlp" and m is not None:
             return m.extra.get("loopfree_dram_pct")
-        if unit == "resident":
-            return None
         return super().bound_pct(ctx, match, unit)
 
     def throughput_bound(self, ctx, match: Match | None = None) -> tuple[float, str | None]:
