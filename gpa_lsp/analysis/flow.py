@@ -128,6 +128,25 @@ class LoopScope:
     line: int | None
 
 
+# a remainder loop is one copy of the body; the unrolled body is at least two (less the loop's own
+# overhead, which the copies share): nvcc's unroll by 4 of a one-load loop gives 20 and 9
+# instructions, by 16 70, 22 and 9 (benchmarks/unroll). Copies of one size are another thing: an
+# inner loop repeated by the full unroll of an outer one.
+REMAINDER_RATIO = 1.5
+
+
+def unrolled_by_compiler(scopes: tuple[LoopScope, ...], loop: LoopScope) -> bool:
+    """Whether nvcc unrolled this source loop itself: other SASS loops of the function carry its
+    source line at its depth under the same parent, and they differ in size (an unrolled body and
+    its remainder loop, the signature of a loop with a run-time trip count unrolled at -O3;
+    ``benchmarks/unroll``)."""
+    if loop.line is None:
+        return False
+    sizes = [len(s.instructions) for s in scopes
+             if s.line == loop.line and s.file == loop.file and s.depth == loop.depth and s.parent == loop.parent]
+    return len(sizes) >= 2 and max(sizes) >= REMAINDER_RATIO * min(sizes)
+
+
 def loop_scopes(function: Function, flow: Flow | None = None) -> tuple[LoopScope, ...]:
     """The loop nest of ``sass.cfg.loop_nest`` as instruction-index sets.
 

@@ -62,10 +62,10 @@ def test_chase_is_latency_bound_on_the_dependent_loads(report):
     k = _kernel(report, "chase")
     assert k.limiter == "latency"
     assert dict(k.stall_breakdown)["memory_dependency"] / k.samples > 0.5
-    unroll = next(a for a in k.advice if a.optimizer == "loop_unrolling")
-    assert unroll.fix is not None and unroll.fix.kind == "unroll" and unroll.fix.line == 32
-    assert 1.0 < unroll.estimated_speedup <= 2.0
-    assert {h.def_.line for h in unroll.hotspots} <= {33, 34}
+    # nvcc unrolled the chase's run-time loop itself (an unrolled body and its remainder on line 32),
+    # and the chain p = next[p] is carried from one iteration to the next: a `#pragma unroll 4`
+    # asks for what the compiler did (benchmarks/unroll), so Loop Unrolling says nothing
+    assert "loop_unrolling" not in {a.optimizer for a in k.advice}
 
 
 def test_line_stats_carry_sass_and_blame_origin(report):

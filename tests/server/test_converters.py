@@ -74,13 +74,14 @@ def test_kernel_lenses_summarise_and_offer_a_profile(analysed):
 
 def test_advice_diagnostic_carries_the_fix_and_the_severity(analysed):
     _, _, view = analysed
-    k, a = _advice(view, "loop_unrolling")
+    # relax's loop: Loop No-Unroll's `#pragma unroll 2` (Loop Unrolling is silent: nvcc unrolled it)
+    k, a = _advice(view, "loop_no_unroll")
     line = "    for (int k = 0; k < iters; ++k) {"
     related = [("file:///ws/app.cu", 20, "seen here")]
     d = diagnostics.advice_diagnostic(k, a, 18, line, AdviceConfig(), related)
     assert (d.range.start.line, d.range.start.character) == (18, 4)      # from the first non-blank
-    assert d.source == "gpa" and d.code == "loop_unrolling"
-    assert d.code_description.href.endswith("#loop_unrolling")
+    assert d.source == "gpa" and d.code == "loop_no_unroll"
+    assert d.code_description.href.endswith("#loop_no_unroll")
     assert d.data["kernel"] == k.name and d.data["fix"]["kind"] == "unroll" and d.data["line"] == a.location.line
     assert d.related_information[0].location.range.start.line == 20
     want = (types.DiagnosticSeverity.Warning if a.effective_speedup >= 1.10 else
@@ -94,9 +95,9 @@ def test_advice_diagnostic_carries_the_fix_and_the_severity(analysed):
 
 def test_the_measure_action_takes_the_diagnostic_back(analysed):
     _, _, view = analysed
-    k, a = _advice(view, "loop_unrolling")
+    k, a = _advice(view, "loop_no_unroll")
     d = diagnostics.advice_diagnostic(k, a, 18, None, AdviceConfig())
-    other = types.Diagnostic(range=d.range, message="x", source="nvcc", code="loop_unrolling", data=d.data)
+    other = types.Diagnostic(range=d.range, message="x", source="nvcc", code="loop_no_unroll", data=d.data)
     assert code_actions.diagnostic_of([other, d], k, a) is d
     assert code_actions.diagnostic_of([other], k, a) is None
     fix = types.CodeAction(title="GPA: add #pragma unroll 2", kind=types.CodeActionKind.QuickFix)

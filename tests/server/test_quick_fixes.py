@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
 
@@ -62,10 +65,37 @@ async def test_each_quick_fix_edits_and_compiles(recorded_ws, tmp_path, editor):
             seen.add(d.code)
     # every fix the advisor described was offered, and the ones this program is built to show are there
     assert seen == with_fix
-    assert seen >= {"strength_reduction", "loop_unrolling", "function_inlining"}
+    assert seen >= {"strength_reduction", "function_inlining"}
+    # nvcc unrolled relax's run-time loop itself (an unrolled body and its remainder): Loop
+    # Unrolling says nothing there (benchmarks/unroll); its fix is tried on lavamd_unroll below
+    assert "loop_unrolling" not in seen
     # relax's loop only reads `in` (its one store comes after the loop): aliasing blocks nothing,
     # so Restrict Pointer is not advised (restrict_pointer.py; benchmarks/restrict "gather")
     assert "restrict_pointer" not in seen
+
+
+async def test_the_unroll_quick_fix_on_a_loop_nvcc_left_rolled(tmp_path):
+    """kernels/lavamd_unroll (its H100 bundle): the gather loop under `#pragma unroll 1` gets Loop
+    Unrolling's diagnostic; its quick fix asks for 4 on that line, and the program still compiles."""
+    kernels = Path(__file__).resolve().parents[2] / "kernels"
+    ws = tmp_path / "kernels" / "lavamd_unroll"
+    shutil.copytree(kernels / "lavamd_unroll", ws, ignore=shutil.ignore_patterns("build", ".gpa"))
+    shutil.copytree(kernels / "common", tmp_path / "kernels" / "common")
+    app = ws / "original.cu"
+    original = app.read_text()
+    async with session(ws) as client:
+        uri = open_doc(client, app)
+        diags = await wait_for(lambda: client.diagnostics.get(uri), 60, "advice diagnostics")
+        d = next(d for d in diags if d.code == "loop_unrolling")
+        fixes = [a for a in await _actions(client, uri, d) if a.edit is not None and d in (a.diagnostics or [])]
+        assert len(fixes) == 1
+        edited = apply_edits(original, fixes[0].edit.changes[uri])
+    changed = [l for l in edited.splitlines() if l not in original.splitlines()]
+    assert [c.strip() for c in changed] == ["#pragma unroll 4"]
+    out = ws / "fixed.cu"
+    out.write_text(edited)
+    ok, err = nvcc_compiles(out, tmp_path)
+    assert ok, err
 
 
 async def test_no_fix_when_the_text_is_not_what_the_fix_expects(recorded_ws):
