@@ -45,7 +45,12 @@ from gpa_lsp.sass.opcodes import STALL_BARRIERS
 from ..sass import defuse
 from .flow import Flow, build_flow
 
-MEMORY_CLASSES = frozenset({"global_memory", "local_memory", "texture_memory", "constant_memory", "write_after_read"})
+# the def classes of a long-scoreboard wait (L1TEX operations) and of a short-scoreboard one (MIO);
+# constant loads (LDC) are MIO operations: benchmarks/blame/ldc measured a wait on an LDC as a
+# short-scoreboard stall (99.6% of a constant-memory chase's samples, both collectors, H200) and a
+# wait on an LDG as a long-scoreboard one, so a long-scoreboard wait on a scoreboard an LDC and a
+# global load share (nvcc does that) is the global load's
+MEMORY_CLASSES = frozenset({"global_memory", "local_memory", "texture_memory", "write_after_read"})
 EXECUTION_CLASSES = frozenset({"shared_memory", "arithmetic", "write_after_read", "scheduling", "constant_memory"})
 FIXED_CAP = 16      # cycles: bound for defs without a scoreboard that the table calls variable
 ISSUE_FLOOR = 1.0   # issued samples assumed for a def that was never seen issuing (Eq. 1)
