@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpa_lsp.analysis import advisor
+from bundle_contexts import contexts_of
 from gpa_lsp.profile.bundle import read_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,27 +39,10 @@ def test_the_hardware_calls_a_wait_on_an_ldc_a_short_scoreboard_stall(collector)
     assert gchase["long_scoreboard"] > 0.7 * sum(gchase.values())
 
 
-def _contexts(bundle: Path) -> list:
-    caught = []
-    real = advisor.build_context
-
-    def keep(*a, **k):
-        ctx = real(*a, **k)
-        if ctx is not None:
-            caught.append(ctx)
-        return ctx
-    advisor.build_context = keep
-    try:
-        advisor.advise_bundle(bundle)
-    finally:
-        advisor.build_context = real
-    return caught
-
-
 @pytest.mark.parametrize("collector", ["cupti", "ncu"])
 def test_no_long_scoreboard_stall_is_blamed_on_a_constant_load(collector):
     for name in (PROBE / f"ldc.{collector}.gpabundle", ROOT / f"kernels/lj_neighbors/recorded/{collector}.gpabundle"):
-        for ctx in _contexts(name):
+        for ctx in contexts_of(name)[0]:
             for e in ctx.edges:
                 if e.reason == "memory_dependency":
                     assert ctx.site(e.def_).instruction.base_opcode != "LDC", (name.name, e)
@@ -68,7 +51,7 @@ def test_no_long_scoreboard_stall_is_blamed_on_a_constant_load(collector):
 def test_lj_neighbors_first_wait_is_the_neighbour_index_load():
     """IMAD.WIDE R24, R27, 0x4, R14 waits on SB0, set by LDC.64 R14 (a parameter) and LDG.E R27
     (neigh[k * n + i], line 24): its long-scoreboard stalls are the LDG's."""
-    (ctx,) = _contexts(ROOT / "kernels/lj_neighbors/recorded/cupti.gpabundle")
+    (ctx,), _ = contexts_of(ROOT / "kernels/lj_neighbors/recorded/cupti.gpabundle")
     waits = [e for e in ctx.edges if e.reason == "memory_dependency"
              and ctx.site(e.use).instruction.base_opcode == "IMAD" and ctx.site(e.use).instruction.loc.line == 25]
     by_def = Counter()

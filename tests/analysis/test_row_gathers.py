@@ -7,26 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpa_lsp.analysis import advisor
+from bundle_contexts import contexts_of
 from gpa_lsp.analysis.gathers import gather_roots, gathers, row_gathers
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _context(case: str, collector: str = "ncu"):
-    caught = []
-    real = advisor.build_context
-
-    def keep(*a, **k):
-        ctx = real(*a, **k)
-        if ctx is not None:
-            caught.append(ctx)
-        return ctx
-    advisor.build_context = keep
-    try:
-        report = advisor.advise_bundle(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
-    finally:
-        advisor.build_context = real
+    """(the context of the case's hottest kernel, the report) from its recorded bundle."""
+    caught, report = contexts_of(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
     return max(caught, key=lambda c: c.total), report
 
 
