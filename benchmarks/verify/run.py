@@ -79,6 +79,8 @@ def main() -> int:
         rows.append(row)
         print(json.dumps(row), flush=True)
         Path(args.out).write_text(json.dumps({"rows": rows, "wall_s": round(time.monotonic() - t0, 1)}, indent=1))
+    # again at the end: a case skipped last (or every case skipped) is in the file too
+    Path(args.out).write_text(json.dumps({"rows": rows, "wall_s": round(time.monotonic() - t0, 1)}, indent=1))
     return 0
 
 
