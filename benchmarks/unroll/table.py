@@ -32,7 +32,8 @@ def main(argv: list[str]) -> int:
     runs = [speedups(p) for p in paths]
     print("| kernel | warps/SM | default ms | " + " | ".join(f"`unroll {u}`" for u in PRAGMAS) + " |")
     print("|---|---:|---:|" + "---:|" * len(PRAGMAS))
-    for key in sorted(runs[0], key=lambda k: (k[0] != "sum", k[1])):
+    order = {"sum": 0, "dot": 1, "div": 2}
+    for key in sorted(runs[0], key=lambda k: (order.get(k[0], 3), k[1])):
         t = " / ".join(f"{r[key][0]:.4f}" for r in runs)
         cells = [" / ".join(f"{r[key][1][u]:.2f}x" for r in runs) for u in PRAGMAS]
         print(f"| {key[0]} | {key[1]} | {t} | " + " | ".join(cells) + " |")

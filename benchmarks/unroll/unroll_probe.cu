@@ -53,6 +53,30 @@ __global__ void dot_pragma(float* out, const float* x, const float* y, int n) {
   out[t] = acc;
 }
 
+// `div`: the one-array walk with a float division per element (IEEE: an RCP, its refinement and a
+// call to the slow path for the operands it cannot take, BSSY/CALL/BSYNC in the body).
+__global__ void div_default(float* out, const float* x, int n, float s) {
+  const int T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.f;
+  for (int i = 0; i < n; ++i) acc += s / x[size_t(i) * T + t];
+  out[t] = acc;
+}
+
+template <int U>
+__global__ void div_pragma(float* out, const float* x, int n, float s) {
+  const int T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.f;
+#pragma unroll U
+  for (int i = 0; i < n; ++i) acc += s / x[size_t(i) * T + t];
+  out[t] = acc;
+}
+
+// 1.0 .. 2.0 (the divisor): a constant fill, so every run divides the same values
+__global__ void fill_ones(float* x, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    x[i] = 1.0f + float(i & 1023) / 1024.f;
+}
+
 int main() {
   int dev = 0, sms = 0;
   CHECK(cudaGetDevice(&dev));
@@ -63,6 +87,8 @@ int main() {
   CHECK(cudaMalloc(&y, elems * sizeof(float)));
   CHECK(cudaMemset(x, 0, elems * sizeof(float)));
   CHECK(cudaMemset(y, 0, elems * sizeof(float)));
+  fill_ones<<<1024, 256>>>(y, elems);
+  CHECK(cudaGetLastError());
   CHECK(cudaMalloc(&out, size_t(sms) * 64 * 32 * sizeof(float)));
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
@@ -88,6 +114,10 @@ int main() {
     rc |= report("dot", "1", [&] { dot_pragma<1><<<grid, BLOCK>>>(out, x, y, n); });
     rc |= report("dot", "4", [&] { dot_pragma<4><<<grid, BLOCK>>>(out, x, y, n); });
     rc |= report("dot", "8", [&] { dot_pragma<8><<<grid, BLOCK>>>(out, x, y, n); });
+    rc |= report("div", "default", [&] { div_default<<<grid, BLOCK>>>(out, y, n, 1.5f); });
+    rc |= report("div", "1", [&] { div_pragma<1><<<grid, BLOCK>>>(out, y, n, 1.5f); });
+    rc |= report("div", "4", [&] { div_pragma<4><<<grid, BLOCK>>>(out, y, n, 1.5f); });
+    rc |= report("div", "8", [&] { div_pragma<8><<<grid, BLOCK>>>(out, y, n, 1.5f); });
     if (rc) return rc;
   }
   return 0;
