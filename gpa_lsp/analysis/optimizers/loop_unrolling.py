@@ -52,21 +52,23 @@ def compiler_unrolled(ctx, lp) -> bool:
     return site is not None and unrolled_by_compiler(ctx.loops.get(site.function.name, ()), lp)
 
 
-def has_call(ctx, lp) -> bool:
-    """Whether the loop's body calls a subroutine (the module's docstring)."""
+def _body_has(ctx, lp, opcodes) -> bool:
+    """Whether an instruction of the loop's body is one of ``opcodes`` (base opcodes)."""
     site = ctx.site(lp.header_offset)
     if site is None:
         return False
     ins = site.function.instructions
-    return any(ins[k].base_opcode in CALLS for k in lp.instructions)
+    return any(ins[k].base_opcode in opcodes for k in lp.instructions)
+
+
+def has_call(ctx, lp) -> bool:
+    """Whether the loop's body calls a subroutine (the module's docstring)."""
+    return _body_has(ctx, lp, CALLS)
 
 
 def has_barrier(ctx, lp) -> bool:
-    site = ctx.site(lp.header_offset)
-    if site is None:
-        return False
-    ins = site.function.instructions
-    return any(ins[k].base_opcode in CTA_BARRIERS for k in lp.instructions)
+    """Whether the loop's body holds a CTA barrier (the module's docstring)."""
+    return _body_has(ctx, lp, CTA_BARRIERS)
 
 
 class LoopUnrolling(Optimizer):
