@@ -37,10 +37,8 @@ ABOUT = ("The share of a kernel's reads the L2 serves when the kernel is launche
 
 def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     """Least-squares (intercept, slope) of (x, y) points."""
-    mx = statistics.fmean(x for x, _ in points)
-    my = statistics.fmean(y for _, y in points)
-    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
-    return my - slope * mx, slope
+    slope, intercept = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
+    return intercept, slope
 
 
 def single_durations(prefix: Path) -> dict[int, float]:

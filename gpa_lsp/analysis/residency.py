@@ -53,7 +53,7 @@ def resident_share(device, footprint: float) -> float:
     """Share (0..1) of ``footprint`` bytes of reads, read again by the next launch, that the L2 of
     ``device`` serves; 0.0 without a curve or an L2 size for it."""
     name = residency_name(device)
-    entry = _entry(device)
+    entry = residency_devices().get(name)
     if not entry or footprint <= 0:
         return 0.0
     if name != device.name:

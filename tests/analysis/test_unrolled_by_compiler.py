@@ -6,7 +6,7 @@ runs; the advice on the calibration cases' recorded bundles."""
 
 from __future__ import annotations
 
-import json
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -59,10 +59,11 @@ def test_copies_of_one_size_are_an_outer_unroll_not_a_remainder(build_cubin):
 
 
 def _speedups(path: Path) -> dict[tuple[str, int], dict[str, float]]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    ms = {(r["kernel"], r["unroll"], r["warps_per_sm"]): r["ms"] for r in rows}
-    return {(k, w): {u: t / ms[(k, u, w)] for u in ("1", "4", "8")}
-            for (k, u0, w), t in ms.items() if u0 == "default"}
+    """(kernel, warps per SM) -> {pragma: the default's time over the pragma's} (benchmarks/unroll/table.py)."""
+    spec = importlib.util.spec_from_file_location("unroll_table", ROOT / "benchmarks/unroll/table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    return {key: ratios for key, (_, ratios) in table.speedups(path).items()}
 
 
 @pytest.mark.parametrize("run", ["h200.jsonl", "h200.run2.jsonl"])
