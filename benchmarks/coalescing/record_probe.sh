@@ -6,6 +6,7 @@
 #   benchmarks/coalescing/record_probe.sh fieldgather OUTDIR   (fieldgather_probe.cu)
 #   benchmarks/coalescing/record_probe.sh loopfree OUTDIR      (loopfree_probe.cu)
 #   benchmarks/coalescing/record_probe.sh overlap OUTDIR       (overlap_probe.cu)
+#   benchmarks/coalescing/record_probe.sh tile OUTDIR          (tile_probe.cu)
 #
 # Writes OUTDIR/NAME_list.txt (the configurations, in launch order),
 # OUTDIR/NAME_times.txt (median of 5 timed runs each, no profiler),
@@ -16,13 +17,14 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap OUTDIR}"
-OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap OUTDIR}"
+NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile OUTDIR}"
+OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile OUTDIR}"
 case "$NAME" in
   lanewalk|lanewalk_spread) KERNELS='regex:scalar|ell|vector' ;;
   fieldgather) KERNELS='regex:soa|aos' ;;
   loopfree) KERNELS='regex:lf|loop' ;;
   overlap) KERNELS='regex:mix' ;;
+  tile) KERNELS='regex:lf|tile|t2d' ;;
   *) echo "unknown probe $NAME" >&2; exit 2 ;;
 esac
 mkdir -p "$OUTDIR"

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Add what record_probe.sh loopfree / overlap measured to ``gpa_lsp/data/coalescing.json``.
+"""Add what record_probe.sh loopfree / overlap / tile measured to ``gpa_lsp/data/coalescing.json``.
 
-    python benchmarks/coalescing/table_probe.py loopfree|overlap RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
 RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt (with
 ``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
 the timed median, the ncu duration and clock, the units' shares of peak, the DRAM bytes read and
 written, the load requests and sectors, the L1 wavefronts, the instructions executed and the warps
-active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap``).
+active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ ABOUT = {
         "'overlap': benchmarks/coalescing/overlap_probe.cu run by record_probe.sh overlap, converted by "
         "table_probe.py. mix_lL_aA: per iteration 8 loads from an L1-resident tile touching L lines each "
         "(0: no loads), each into an FFMA chain, and A independent FFMAs; 16 and 64 warps per SM."),
+    "tile": (
+        "'tile': benchmarks/coalescing/tile_probe.cu run by record_probe.sh tile, converted by table_probe.py. "
+        "lf_bB_mM: a loop-free kernel in blocks of B threads, each of 2^25 threads loads M floats from M DRAM "
+        "arrays (coalesced) and stores one; tile_bB_mM: the same through a padded shared-memory tile with a "
+        "block barrier between the loads and the store. B = 256 at 8-64 warps per SM, B = 1024 at 32 and 64."),
 }
 
 
