@@ -79,6 +79,7 @@ from .gathers import gathers
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
+from .tiles import coalesced_form, transposed
 from .waves import waves
 
 SECTORS_PER_LINE = 4
@@ -244,15 +245,42 @@ def has_sectors(ctx: KernelContext) -> bool:
     return any(p.sectors for p in ctx.pcs.values())
 
 
-def _accesses(ctx: KernelContext):
-    """(executed requests, sectors per request, ideal sectors per request, is_store) of every global
-    access with counts."""
+def _access_sites(ctx: KernelContext):
+    """(offset, (executed requests, sectors per request, ideal sectors per request, is_store)) of
+    every global access with counts."""
     for o, p in ctx.pcs.items():
         if not p.sectors or p.ideal_sectors is None or not p.executed:
             continue
         site = ctx.site(o)
         store = site is not None and site.instruction.base_opcode in GLOBAL_WRITES
-        yield p.executed, p.sectors / p.executed, ideal_sectors(ctx, o) / p.executed, store
+        yield o, (p.executed, p.sectors / p.executed, ideal_sectors(ctx, o) / p.executed, store)
+
+
+def _accesses(ctx: KernelContext):
+    """(executed requests, sectors per request, ideal sectors per request, is_store) of every global
+    access with counts."""
+    for _, a in _access_sites(ctx):
+        yield a
+
+
+@kernel_fact
+def looped_offsets(ctx: KernelContext) -> frozenset[int]:
+    """Offsets of the instructions inside any loop of the kernel's functions."""
+    return frozenset(fb.function.instructions[i].offset for fb in ctx.blames
+                     for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions)
+
+
+@kernel_fact
+def transposed_accesses(ctx: KernelContext) -> bool:
+    """Whether the kernel's loop-free code reads along one index and writes (or reads) along
+    another, so that no mapping of threads coalesces every access (``tiles.transposed``). Accesses
+    in a loop are a walk (a thread walks its row: lanewalk.py), whose fix is a warp per row, not a
+    tile: none may be among them."""
+    looped = looped_offsets(ctx)
+    sites = list(_access_sites(ctx))
+    if any(o in looped for o, _ in sites):
+        return False
+    return transposed([a for _, a in sites])
 
 
 def _shared_wavefronts(ctx: KernelContext) -> float:
@@ -446,16 +474,18 @@ def loopfree_dram_roof(ctx: KernelContext, read_bytes: float) -> tuple[float, fl
     table = device_table(coalescing_name(ctx.device, "loopfree"))
     if table is None or not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:
         return None
-    looped = {fb.function.instructions[i].offset for fb in ctx.blames
-              for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions}
+    looped = looped_offsets(ctx)
     if any(o in looped for o in ctx.pcs if remappable_excess(ctx, o) > 0):
         return None
     warps = launch.blocks * math.ceil(max(1, launch.threads_per_block) / 32)
-    inflight = occ.active_warps * read_bytes / warps
+    # the coalesced code's form (tiles.py): the advised tile of a transposed kernel moves more per
+    # thread, and a barrier or large blocks hold the share below the curve's
+    more, factor = coalesced_form(ctx, transposed_accesses(ctx))
+    inflight = occ.active_warps * read_bytes / warps * more
     reach = attainable(table.loopfree, inflight)
     tp = ctx.kernel.throughput
     if reach is not None:
-        reach *= borrowed_share_scale(ctx, "loopfree")    # another device's curve: its bytes per second
+        reach *= borrowed_share_scale(ctx, "loopfree") * factor   # another device's curve: its bytes per second
     if reach is None or tp is None or (tp.pct("dram") or 0.0) >= reach:
         return None   # the original already pulls more than its DRAM bytes in flight would: the roof says nothing
     return inflight, reach

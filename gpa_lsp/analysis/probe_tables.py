@@ -216,6 +216,15 @@ def residency_name(device) -> str:
     return name_in(residency_devices(), device)
 
 
+def tile_name(device) -> str:
+    """The device name whose tile probe rows of ``coalescing.json`` apply to ``device`` (``name_in``).
+    Not in ``TABLES``, as the residency curve is not: its ratios only matter to a loop-free kernel
+    with blocks over 512 threads or a transposed access (analysis/tiles.py), and the advice they
+    shape names the device they were measured on; a note on every report of a device that borrows
+    them would say nothing about the others."""
+    return name_in(coalescing_devices(), device, "tile")
+
+
 def atomics_devices() -> dict:
     """Device name -> the atomics probe's measured levels (``atomics.json``)."""
     return _load("atomics.json")
