@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Add what record_probe.sh loopfree / overlap / tile measured to ``gpa_lsp/data/coalescing.json``.
+"""Add what record_probe.sh loopfree / overlap / tile / rowgather measured to ``gpa_lsp/data/coalescing.json``.
 
-    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile|rowgather RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
 RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt (with
 ``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
 the timed median, the ncu duration and clock, the units' shares of peak, the DRAM bytes read and
 written, the load requests and sectors, the L1 wavefronts, the instructions executed and the warps
-active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile``).
+active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile`` / ``rowgather``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ ABOUT = {
         "lf_bB_mM: a loop-free kernel in blocks of B threads, each of 2^25 threads loads M floats from M DRAM "
         "arrays (coalesced) and stores one; tile_bB_mM: the same through a padded shared-memory tile with a "
         "block barrier between the loads and the store. B = 256 at 8-64 warps per SM, B = 1024 at 32 and 64."),
+    "rowgather": (
+        "'rowgather': benchmarks/coalescing/rowgather_probe.cu run by record_probe.sh rowgather, converted by "
+        "table_probe.py. gather_rR: each output sums 16 rows of R bytes picked at random from a 1 GiB table, a "
+        "warp per output (half a warp for R = 64), the output row stored coalesced; 16-64 warps per SM."),
 }
 
 
