@@ -75,7 +75,7 @@ from functools import lru_cache
 from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .curves import linear_flat
-from .gathers import gathers
+from .gathers import gathers, row_gather_roof
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
@@ -395,6 +395,12 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     if lf is not None and "dram" in after:
         extra["loopfree_inflight"], extra["loopfree_dram_pct"] = lf
         after["dram"] = min(after["dram"], lf[1])
+    # gathered rows a warp per row reads: a stream of random rows reaches less of DRAM's peak than a
+    # sequential one (gathers.row_gather_roof)
+    rg = row_gather_roof(ctx)
+    rows_roof = rg is not None and "dram" in after and rg < after["dram"]
+    if rows_roof:
+        extra["rowgather_dram_pct"] = after["dram"] = rg
     # bound: every unit still does its kept work at no more than the share of peak it can reach
     floor, bound_unit = 0.0, None
     for u, pct in local.items():
@@ -403,7 +409,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
         t = pct / after[u] * keep.get(u, 1.0)
         if t > floor:
             # "mlp": the DRAM held by what the loads in flight pull, not by its peak
-            floor, bound_unit = t, ("mlp" if u == "dram" and after[u] < roofs[u] else u)
+            floor, bound_unit = t, (("rows" if rows_roof else "mlp") if u == "dram" and after[u] < roofs[u] else u)
             if u == "dram" and resident > 0.5:
                 # most of the stream is reads the L2 keeps: the launch's fixed cost beside them
                 # (the probe's resident line, residency.ramp_ns) is not in the profile's shares

@@ -18,7 +18,8 @@ the feature loop unrolled). Which row is data, but the row itself is contiguous,
 rows a warp per row coalesces, with each row's start loaded. The calibration case gnn_aggregate
 (16 gathered 32-float rows per thread) measured 5.65x for a warp per node by kernel durations. Such
 loads are walks for the coalescing models; ``gathers`` leaves them out (``gather_roots`` keeps every
-gather, for the merges below).
+gather, for the merges below). Coalesced, random rows still reach less of DRAM's peak than a
+sequential stream (``row_gather_roof``, ``benchmarks/coalescing/rowgather_probe.cu``).
 
 *Gathers sharing an index* (``ex[c]``, ``ey[c]``, ``ez[c]``: the addresses of k gathers come from
 the same loaded value, each 4 or 8 bytes, k x width <= 16 bytes) can be one gather of a record
@@ -35,13 +36,14 @@ share the probe's gathers reached (it holds the time), the time follows the DRAM
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .probe_tables import coalescing_devices, coalescing_name
+from .probe_tables import coalescing_devices, coalescing_name, name_in
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 LINE_BYTES = 128           # a row gather reads at least one line contiguously (row_gathers)
@@ -134,10 +136,10 @@ def _immediate(operand: str) -> int:
 
 
 @kernel_fact
-def row_gathers(ctx: KernelContext) -> frozenset[int]:
-    """Offsets of the gather loads that read a gathered row whole (see the module's docstring): grouped
-    by the one loaded value their address comes from and their base registers, the groups whose
-    immediate offsets cover at least ``LINE_BYTES`` contiguously (the loads in such a stretch)."""
+def row_runs(ctx: KernelContext) -> tuple[tuple[frozenset[int], int], ...]:
+    """(the loads, the bytes they cover) of each gathered row a thread reads whole (see the module's
+    docstring): grouped by the one loaded value their address comes from and their base registers,
+    the stretches of immediate offsets that cover at least ``LINE_BYTES`` contiguously."""
     groups: dict[tuple, list[tuple[int, int, int]]] = {}
     for o, r in gather_roots(ctx).items():
         site = ctx.site(o)
@@ -149,7 +151,7 @@ def row_gathers(ctx: KernelContext) -> frozenset[int]:
             continue
         op = memory_operand(ins.operands) or ""
         groups.setdefault((next(iter(r)), address_registers(op)), []).append((_immediate(op), m.width // 8, o))
-    out: set[int] = set()
+    out: list[tuple[frozenset[int], int]] = []
     for loads in groups.values():
         loads.sort()
         run: list[int] = []
@@ -160,10 +162,72 @@ def row_gathers(ctx: KernelContext) -> frozenset[int]:
                 end = max(end, imm + width)
                 continue
             if end is not None and end - start >= LINE_BYTES:
-                out.update(run)
+                out.append((frozenset(run), end - start))
             if imm is not None:
                 run, start, end = [o], imm, imm + width
-    return frozenset(out)
+    return tuple(out)
+
+
+@kernel_fact
+def row_gathers(ctx: KernelContext) -> frozenset[int]:
+    """Offsets of the gather loads that read a gathered row whole (``row_runs``)."""
+    return frozenset().union(*(run for run, _ in row_runs(ctx)))
+
+
+# the share of the kernel's global load sectors its row gathers must move for their DRAM roof to be
+# the kernel's: the rows are then most of what DRAM reads
+ROWS_HOLD = 0.5
+
+
+@kernel_fact
+def row_gather_roof(ctx: KernelContext) -> float | None:
+    """The DRAM share % a warp per row reaches on the kernel's gathered rows (``row_runs``), or None:
+    no row gathers, rows a minority of the global load sectors, or no probe rows for the device's
+    chip.
+
+    Why: coalesced, a row gather reads each row's lines once, but the rows sit at random places in
+    the table, and a stream of random rows does not reach the 93-94% of DRAM's peak a sequential
+    stream does. ``benchmarks/coalescing/rowgather_probe.cu`` (H200; a warp per row, 16 random rows
+    per output from a 1 GiB table): at 64 warps per SM rows of 64 bytes reached 51.9%, 128 bytes
+    78.9%, 256 bytes 82.5%, 512 bytes 85.8%, 1024 bytes 82.0% (less with fewer warps: the best over
+    warps is the roof). The row's bytes are the longest run's, placed on the probe's sizes linearly
+    in log2 (clamped at both ends). Calibration: gnn_aggregate's warp per node (rows of 128 bytes)
+    ran its DRAM at 76.2% (ncu, benchmarks/coalescing/recorded/cases_gnn_aggregate.h200.csv). The
+    share is taken as a share of the device's own peak (row-buffer locality, not a latency: no
+    conversion for a borrowed table)."""
+    runs = row_runs(ctx)
+    if not runs:
+        return None
+    rows = (coalescing_devices().get(name_in(coalescing_devices(), ctx.device, "rowgather")) or {}).get("rowgather")
+    if not rows:
+        return None
+    rowed = frozenset().union(*(run for run, _ in runs))
+    total = sum(p.sectors for o, p in ctx.pcs.items() if p.sectors and _load_at(ctx, o))
+    mine = sum(ctx.pcs[o].sectors for o in rowed if o in ctx.pcs and ctx.pcs[o].sectors)
+    if not total or mine < ROWS_HOLD * total:
+        return None
+    best: dict[int, float] = {}
+    for r in rows:
+        size = int(r["config"].rsplit("_r", 1)[1])
+        best[size] = max(best.get(size, 0.0), r.get("dram_pct") or 0.0)
+    return _on_log2(sorted(best.items()), max(b for _, b in runs))
+
+
+def _load_at(ctx: KernelContext, offset: int) -> bool:
+    site = ctx.site(offset)
+    m = site.instruction.memory if site is not None else None
+    return m is not None and m.load and not m.store and not m.atomic
+
+
+def _on_log2(points: list[tuple[int, float]], x: float) -> float:
+    """The value at ``x`` on rising (size, value) points, linear in log2(size), clamped at the ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (xa, ya), (xb, yb) in zip(points, points[1:]):
+        if x <= xb:
+            t = (math.log2(x) - math.log2(xa)) / (math.log2(xb) - math.log2(xa))
+            return ya + t * (yb - ya)
+    return points[-1][1]
 
 
 def gathers(ctx: KernelContext) -> frozenset[int]:

@@ -152,6 +152,10 @@ class Advice:
         if self.bounded_by == "mlp":
             reach = f" reach {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else " limit it"
             return f"bounded by DRAM: the loads this code keeps in flight{reach}"
+        if self.bounded_by == "rows":
+            pct = f"{self.bounded_pct:.0f}% of its peak; " if self.bounded_pct else ""
+            return ("bounded by DRAM: gathered rows read a warp per row reach less than a sequential stream "
+                    f"({pct}benchmarks/coalescing, the row-gather probe)")
         if self.bounded_by == "resident":
             return ("bounded by reading what the L2 keeps between launches (the L2 residency probe, "
                     "benchmarks/residency; a device without its own takes its chip's, scaled to its L2)")

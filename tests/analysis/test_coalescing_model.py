@@ -92,7 +92,7 @@ def test_coalescing_never_exceeds_its_unit_bound(case):
         return
     assert a.estimated_speedup <= m.bound + 1e-3
     if a.bounded_by:
-        assert a.bounded_by == m.bound_unit and (a.bounded_by in UNITS or a.bounded_by in ("mlp", "resident"))
+        assert a.bounded_by == m.bound_unit and (a.bounded_by in UNITS or a.bounded_by in ("mlp", "resident", "rows"))
         assert a.estimated_speedup == pytest.approx(m.bound, abs=1e-3)
     assert 0 <= m.alpha <= 1 and all(0 < k <= 1 for k in m.keep.values())
 

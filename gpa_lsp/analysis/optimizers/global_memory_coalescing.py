@@ -198,6 +198,8 @@ class GlobalMemoryCoalescing(Optimizer):
         m = unit_model(ctx)
         if unit == "mlp" and m is not None:
             return m.extra.get("loopfree_dram_pct")
+        if unit == "rows" and m is not None:
+            return m.extra.get("rowgather_dram_pct")
         return super().bound_pct(ctx, match, unit)
 
     def throughput_bound(self, ctx, match: Match | None = None) -> tuple[float, str | None]:
