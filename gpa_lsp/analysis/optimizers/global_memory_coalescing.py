@@ -100,8 +100,10 @@ SPREAD_SAID = 0.9
 # and why 32 x 8 threads rather than one element per thread in 32 x 32 blocks)
 TILE_ADVICE = ("Global accesses fetch more 32-byte sectors than the warp uses, and the kernel reads along one "
                "index and writes along another (one access is coalesced, the other puts each lane in its own "
-               "sector): no mapping of threads coalesces both, a remap only moves the excess to the other "
-               "access. Stage each block's data through a shared-memory tile: a 32 x 32 tile padded to 33 "
+               "sector): no mapping of threads coalesces both; a remap moves the excess to the other access "
+               "(a strided load costs less than a strided store, whose lines are written through to the L2 one "
+               "by one, but stays uncoalesced). Stage each block's data through a shared-memory tile: a 32 x 32 "
+               "tile padded to 33 "
                "columns, loaded along the input's fastest index, a __syncthreads(), stored along the output's; "
                "with 32 x 8 threads each moving 4 elements, so that every warp keeps 4 lines in flight and "
                "blocks stay at 256 threads (on an H200, a tile moved one element per thread in 32 x 32 blocks "
