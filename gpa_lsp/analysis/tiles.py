@@ -51,7 +51,7 @@ def transposed(accesses) -> bool:
     """Whether a kernel's global accesses ((executed, sectors, ideal sectors per request, is_store),
     ``coalescing._accesses``) hold both a full-line coalesced access and one whose lanes sit in
     separate sectors: the data is read along one index and written (or read) along another, and a
-    new mapping of threads only moves the excess from one access to the other."""
+    new mapping of threads moves the excess from one access to the other."""
     full = far = False
     for _, s, i, _ in accesses:
         if i <= 0:
