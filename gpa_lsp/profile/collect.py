@@ -242,7 +242,15 @@ def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, canc
                 if done is not None and running.wait_for(done.fd):
                     marks("sampling output flushed")
                     early = _read_early(tmp, done, config, marks, ahead)
-                res = running.finish()
+                word = done.word() if early is not None and early[2] is not None else None
+                if word is not None and word[2] == 0 and running.leads(word[0]):
+                    # the harness's own program exited 0 with its output complete: its teardown
+                    # is not waited for (done_signal.py)
+                    res = running.end_early(0)
+                    ended_early = True
+                else:
+                    res = running.finish()
+                    ended_early = False
         except BaseException:
             if early is not None:
                 _discard(early[2])
@@ -257,7 +265,7 @@ def _cupti_once(config: Config, period: int, lib, cupti, command, cwd, env, canc
             shutil.copy(Path(tmp) / OUTPUT, keep / OUTPUT) if (Path(tmp) / OUTPUT).exists() else None
         run, prepared = None, None
         if early is not None:
-            after = done_signal.unchanged(tmp, early[0])
+            after = [] if ended_early else done_signal.unchanged(tmp, early[0])
             if after is None:
                 _discard(early[2])
                 log("the CUPTI output changed after its END record (a second CUDA process in the harness?): "

@@ -265,6 +265,35 @@ class Running:
             self.__exit__(None, None, None)
             raise
 
+    def leads(self, pid: int) -> bool:
+        """Whether ``pid`` is the harness's own program: the process started (or, under the runner,
+        the runner's child: its parent in /proc), not one a script started, after which the script
+        may start others."""
+        if pid == self.proc.pid:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            return int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid
+        except (OSError, ValueError, IndexError):
+            return False
+
+    def end_early(self, status: int) -> RunResult:
+        """The harness's own program has said, from its exit, that it exited with ``status`` and that
+        nothing of what the caller reads is left to write (done_signal.py): stop waiting for the rest
+        of its teardown (the other libraries' destructors, the GPU context's), kill its group and
+        return its result, that status. A crash after that word is not seen."""
+        self._close_notice()
+        self._finished = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        return RunResult(tuple(self.argv), status, self._out.text(), self._err.text(), time.monotonic() - self.start)
+
     def finish(self) -> RunResult:
         """Wait for the harness to end; its result, or :class:`HarnessError` as :func:`run` raises."""
         proc, what = self.proc, self.what

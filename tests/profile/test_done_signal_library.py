@@ -56,12 +56,27 @@ def built(tmp_path_factory):
     return so, stub
 
 
-def _run(built, out: Path, **env) -> subprocess.CompletedProcess:
+def _run(built, out: Path, child: str = CHILD, **env) -> subprocess.CompletedProcess:
     so, stub = built
     full = {k: v for k, v in os.environ.items() if not k.startswith("GPA_CUPTI_")}
     full.update({"GPA_CUPTI_OUT": str(out), "LD_LIBRARY_PATH": str(stub), **env})
     # the timeout only keeps a hang from stopping the suite: the library must not wait on the FIFO
-    return subprocess.run([sys.executable, "-c", CHILD, str(so)], env=full, capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", child, str(so)], env=full, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("code", [0, 5])
+def test_the_word_from_the_exit_carries_the_status_passed_to_exit(built, tmp_path, code):
+    """END written by the process's exit (on_exit): the word's third field is the status the
+    process exited with, which its parent's wait sees too."""
+    sig = done_signal.DoneSignal(tmp_path)
+    try:
+        proc = _run(built, tmp_path, CHILD + f"sys.exit({code})\n", **sig.env())
+        word = sig.word()
+    finally:
+        sig.close()
+    assert proc.returncode == code, proc.stderr
+    assert word is not None and word[2] == code and word[0] > 0
+    assert (tmp_path / "cupti.txt").read_bytes()[:word[1]].endswith(b"\nEND\n")
 
 
 def test_the_word_names_the_bytes_through_end_and_only_the_fini_mark_follows(built, tmp_path):

@@ -38,7 +38,8 @@ f.flush()
 done = os.environ.get('GPA_CUPTI_DONE')
 if {signal!r} and done:
     fd = os.open(done, os.O_WRONLY | os.O_NONBLOCK)
-    os.write(fd, f'{{os.getpid()}} {{f.tell()}}\\n'.encode())
+    status = {status!r}
+    os.write(fd, (f'{{os.getpid()}} {{f.tell()}}' + (f' {{status}}' if status is not None else '') + '\\n').encode())
     os.close(fd)
     # the process is still ending: has the collector staged the bundle meanwhile? (bounded wait)
     deadline = time.monotonic() + 30
@@ -60,10 +61,13 @@ elif after == 'exit3':
     sys.exit(3)
 elif after == 'crash':
     os.kill(os.getpid(), signal.SIGSEGV)
+elif after == 'hang':                # a teardown that does not end (the GPU context's, say)
+    time.sleep(60)
 """
 
 
-def _config(tmp_path, after: str, *, signal: bool = True, throughput: bool = False) -> Config:
+def _config(tmp_path, after: str, *, signal: bool = True, throughput: bool = False, status: int | None = None,
+            timeout: float = 300.0) -> Config:
     from gpa_lsp.profile.bundle import read_bundle as rb
     b = rb(FIX / "probe.cupti.gpabundle")
     (cubin,) = {k.cubin for k in b.profile.kernels}
@@ -71,8 +75,9 @@ def _config(tmp_path, after: str, *, signal: bool = True, throughput: bool = Fal
     (tmp_path / "out").mkdir(exist_ok=True)
     (tmp_path / "harness.py").write_text(HARNESS.format(
         bundle_dir=str(tmp_path / "out"), log=str(tmp_path / "staged.log"), cubin=str(tmp_path / "probe.cubin"),
-        txt=str(FIX / "probe.cupti.txt.gz"), signal=signal, after=after, samples=SAMPLES))
-    return Config(root=str(tmp_path), harness=HarnessConfig(command=(sys.executable, str(tmp_path / "harness.py"))),
+        txt=str(FIX / "probe.cupti.txt.gz"), signal=signal, after=after, samples=SAMPLES, status=status))
+    return Config(root=str(tmp_path), harness=HarnessConfig(command=(sys.executable, str(tmp_path / "harness.py")),
+                                                            timeout=timeout),
                   profile=ProfileConfig(throughput=throughput, min_samples=0))
 
 
@@ -208,3 +213,56 @@ def test_unchanged_accepts_only_marks_after_the_prefix(tmp_path):
     assert done_signal.unchanged(tmp_path, prefix) is None
     (tmp_path / "cupti.txt").write_bytes(b"V 2 1 13\nEND\n")
     assert done_signal.unchanged(tmp_path, prefix) is None
+
+
+def test_a_word_with_the_exit_status_ends_the_wait(tmp_path):
+    """The harness's own program said from its exit that it exited 0, its output complete, then its
+    teardown does not end: the collection does not wait for it (it would run into the 20 s
+    timeout), writes the bundle the run without the word writes, and leaves no process behind."""
+    got = collect_cupti(_config(tmp_path, "hang", status=0, timeout=20), tmp_path / "out" / "a.gpabundle",
+                        log=lambda m: None)
+    assert got.profile.total_samples == SAMPLES
+    assert read_bundle(tmp_path / "out" / "a.gpabundle").profile.total_samples == SAMPLES
+    assert not list((tmp_path / "out").glob("*.tmp"))
+    assert not _running(tmp_path / "harness.py")
+
+
+def _running(script: Path) -> list[int]:
+    """Processes (not zombies) whose command line names ``script``, after a bounded wait for a
+    killed one to be gone (a SIGKILL takes effect asynchronously)."""
+    import time
+    deadline = time.monotonic() + 5
+    while True:
+        found = []
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                if str(script).encode() in (d / "cmdline").read_bytes() and \
+                        (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(d.name))
+            except OSError:
+                continue
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_a_word_with_a_failing_status_still_waits(tmp_path):
+    """Status 3 in the word: the exit is waited for and the collection fails as before."""
+    with pytest.raises(HarnessError, match="exited with code 3"):
+        collect_cupti(_config(tmp_path, "exit3", status=3), tmp_path / "out" / "a.gpabundle", log=lambda m: None)
+
+
+def test_a_word_from_a_program_a_script_started_still_waits(tmp_path):
+    """The word comes from a program the harness's script started (not the harness's own program):
+    the script may start another, so its end is waited for; here it then fails."""
+    cfg = _config(tmp_path, "none", status=0)
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text("import subprocess, sys\n"
+                       f"subprocess.run([sys.executable, {str(tmp_path / 'harness.py')!r}], check=True)\n"
+                       "sys.exit(4)\n")
+    cfg = Config(root=cfg.root, harness=HarnessConfig(command=(sys.executable, str(wrapper))), profile=cfg.profile)
+    with pytest.raises(HarnessError, match="exited with code 4"):
+        collect_cupti(cfg, tmp_path / "out" / "a.gpabundle", log=lambda m: None)
+    assert _staged(tmp_path) == ["True"]

@@ -52,7 +52,9 @@
  *   it (opened non-blocking: no reader, no wait), so the caller can read the
  *   output while the process is still ending (its exit takes 0.15 s after the
  *   last record on the H100: the other libraries' destructors, the GPU
- *   context's teardown); gpa_lsp/profile/cupti/done_signal.py.
+ *   context's teardown); gpa_lsp/profile/cupti/done_signal.py. When END is
+ *   written by the process's exit (an on_exit handler), a third field gives the
+ *   status the process passed to exit(): the caller may then stop waiting.
  * Everything goes to GPA_CUPTI_OUT/cupti.txt, one record a line, which
  * gpa_lsp/profile/cupti/reader.py turns into a Profile. Failures (no
  * permission for the counters, a full hardware buffer) are written there as
@@ -241,6 +243,7 @@ static FILE *g_out = NULL;
 static char g_dir[4096];
 static int g_initialized = 0;
 static int g_finished = 0;
+static int g_exit_status = -1;      /* the status passed to exit(), once on_exit saw it; -1: not known */
 static uint32_t g_period = 12;
 static size_t g_scratch_bytes = 0;
 static size_t g_hw_bytes = 0;
@@ -403,8 +406,9 @@ static void signal_done(void)
     if (end < 0) return;
     int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return;
-    char word[64];
-    int n = snprintf(word, sizeof(word), "%ld %ld\n", (long)getpid(), end);
+    char word[80];
+    int n = g_exit_status >= 0 ? snprintf(word, sizeof(word), "%ld %ld %d\n", (long)getpid(), end, g_exit_status)
+                               : snprintf(word, sizeof(word), "%ld %ld\n", (long)getpid(), end);
     if (n > 0 && write(fd, word, (size_t)n) < 0) { /* the caller reads the output after the exit */ }
     close(fd);
 }
@@ -1121,6 +1125,16 @@ static void finish_all(void)
     pthread_mutex_unlock(&g_lock);
 }
 
+/* At the process's exit (on_exit: the status it passed to exit() comes with it, for the done word). */
+static void finish_at_exit(int status, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_lock);
+    if (!g_finished) g_exit_status = status & 0xff;     /* what the parent's wait will see */
+    pthread_mutex_unlock(&g_lock);
+    finish_all();
+}
+
 /* The library's destructor, after every atexit handler (GPA_CUPTI_TIMING): with the Z clock0
  * record, where the exit's time goes (benchmarks/profiling/exit_cost.py). */
 __attribute__((destructor)) static void library_fini(void)
@@ -1258,6 +1272,6 @@ int InitializeInjection(void)
     mark("subscribed");
     fflush(g_out);
     pthread_mutex_unlock(&g_lock);
-    atexit(finish_all);
+    on_exit(finish_at_exit, NULL);
     return 1;
 }
