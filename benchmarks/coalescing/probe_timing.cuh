@@ -35,3 +35,14 @@ cudaError_t median_ms(F&& go, cudaEvent_t a, cudaEvent_t b, float* median) {
   *median = ms[2];
   return cudaSuccess;
 }
+
+// One configuration of a probe: run once (for ncu) or, with `timed`, timed as median_ms does
+// (`median` set). Returns the first CUDA error.
+template <typename F>
+cudaError_t run_or_time(F&& go, bool timed, cudaEvent_t a, cudaEvent_t b, float* median) {
+  if (!timed) {
+    go();
+    return cudaGetLastError();
+  }
+  return median_ms(go, a, b, median);
+}

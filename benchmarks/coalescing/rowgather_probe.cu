@@ -102,14 +102,9 @@ int main(int argc, char** argv) {
       const int smem = bps >= 8 ? 0 : (smem_sm / (bps + 1)) + 1024;
       CHECK(cudaFuncSetAttribute(md.k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       auto go = [&] { md.k<<<grid, 256, smem>>>(table, idx, out, K, outputs); };
-      if (!timed) {
-        go();
-        CHECK(cudaGetLastError());
-        continue;
-      }
       float median = 0.f;
-      CHECK(median_ms(go, a, b, &median));
-      std::printf("gather_r%d warps_per_sm=%d median_ms=%.5f\n", md.r, warps, median);
+      CHECK(run_or_time(go, timed, a, b, &median));
+      if (timed) std::printf("gather_r%d warps_per_sm=%d median_ms=%.5f\n", md.r, warps, median);
     }
   }
   if (!list) CHECK(cudaDeviceSynchronize());

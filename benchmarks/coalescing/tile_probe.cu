@@ -135,14 +135,9 @@ int main(int argc, char** argv) {
       CHECK(cudaFuncSetAttribute(md.k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       const long grid = N / md.block;
       auto go = [&] { md.k<<<unsigned(grid), md.block, smem>>>(in, out); };
-      if (!timed) {
-        go();
-        CHECK(cudaGetLastError());
-        continue;
-      }
       float median = 0.f;
-      CHECK(median_ms(go, a, b, &median));
-      std::printf("%s_b%d_m%d warps_per_sm=%d median_ms=%.5f\n", md.name, md.block, md.m, warps, median);
+      CHECK(run_or_time(go, timed, a, b, &median));
+      if (timed) std::printf("%s_b%d_m%d warps_per_sm=%d median_ms=%.5f\n", md.name, md.block, md.m, warps, median);
     }
   }
   if (!list) CHECK(cudaDeviceSynchronize());
