@@ -475,7 +475,9 @@ def loopfree_dram_roof(ctx: KernelContext, read_bytes: float) -> tuple[float, fl
     DRAM at or above it (bitonic_global: a launch of 8 us whose data the L2 holds, 31% of DRAM's
     peak against the 27% its bytes per warp would pull). The curve is the device's own loop-free
     probe, else its chip's (``coalescing_name``), whose shares are then converted to this device's
-    peak (``borrowed_share_scale``)."""
+    peak (``borrowed_share_scale``). The coalesced code's form (tiles.py): a transposed kernel's
+    advised tile keeps 4 lines per warp in flight behind a barrier, and blocks over 512 threads
+    keep the original's block drain; each is a factor of the tile probe's on the curve."""
     launch, occ = ctx.launch, ctx.occupancy
     table = device_table(coalescing_name(ctx.device, "loopfree"))
     if table is None or not table.loopfree or launch is None or occ is None or occ.active_warps <= 0 or read_bytes <= 0:

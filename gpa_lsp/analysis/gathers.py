@@ -43,7 +43,7 @@ from functools import lru_cache
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .probe_tables import coalescing_devices, coalescing_name, name_in
+from .probe_tables import coalescing_devices, coalescing_name
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 LINE_BYTES = 128           # a row gather reads at least one line contiguously (row_gathers)
@@ -198,7 +198,7 @@ def row_gather_roof(ctx: KernelContext) -> float | None:
     runs = row_runs(ctx)
     if not runs:
         return None
-    rows = (coalescing_devices().get(name_in(coalescing_devices(), ctx.device, "rowgather")) or {}).get("rowgather")
+    rows = (coalescing_devices().get(coalescing_name(ctx.device, "rowgather")) or {}).get("rowgather")
     if not rows:
         return None
     rowed = frozenset().union(*(run for run, _ in runs))

@@ -25,7 +25,11 @@ from typing import Mapping
 
 # (table file, probe key in a device's entry or None for the whole entry, what reads it, whether a device
 # of no probed chip still takes the file's first device's rows: Atomic Privatization's speedups are
-# ratios of two loops on one device, kept for any device as before)
+# ratios of two loops on one device, kept for any device as before). Not here, as the residency curve
+# is not (residency_name): coalescing.json's "tile" and "rowgather" probes, which only matter to a
+# loop-free kernel with large blocks or a transposed access (analysis/tiles.py) or to gathered rows
+# (gathers.row_gather_roof), whose advice names the device they were measured on; a note on every
+# report of a device that borrows them would say nothing about the others.
 TABLES = (("coalescing.json", "walk", "Global Memory Coalescing's unit model", False),
           ("coalescing.json", "loopfree", "the loop-free DRAM roof", False),
           ("coalescing.json", "lanewalk_spread", "the lane-walk spread probe", False),
@@ -214,15 +218,6 @@ def residency_name(device) -> str:
     it bounds says so (``Advice.bound_text``); a note on every report of a device that borrows it
     would say nothing about the others."""
     return name_in(residency_devices(), device)
-
-
-def tile_name(device) -> str:
-    """The device name whose tile probe rows of ``coalescing.json`` apply to ``device`` (``name_in``).
-    Not in ``TABLES``, as the residency curve is not: its ratios only matter to a loop-free kernel
-    with blocks over 512 threads or a transposed access (analysis/tiles.py), and the advice they
-    shape names the device they were measured on; a note on every report of a device that borrows
-    them would say nothing about the others."""
-    return name_in(coalescing_devices(), device, "tile")
 
 
 def atomics_devices() -> dict:

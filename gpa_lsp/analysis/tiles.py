@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from .probe_tables import coalescing_devices, tile_name
+from .probe_tables import coalescing_devices, coalescing_name
 
 # the advised tile: 32 x 32 elements moved by 32 x 8 threads, so each thread moves 4 of them
 TILE_ELEMENTS = 4
@@ -64,7 +64,7 @@ def transposed(accesses) -> bool:
 
 
 def _rows(ctx) -> list[dict]:
-    return (coalescing_devices().get(tile_name(ctx.device)) or {}).get("tile") or []
+    return (coalescing_devices().get(coalescing_name(ctx.device, "tile")) or {}).get("tile") or []
 
 
 def _share(rows: list[dict], config: str, warps: float) -> tuple[float, int] | None:
