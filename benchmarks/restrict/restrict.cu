@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("CUDA error %s\n", cudaGetErrorString(e)); return 2; } } while (0)
@@ -34,6 +35,11 @@ __global__ void gather_##SUFFIX(float* out, RP a, const int* idx, int n, int len
   out[i] = s;                                                                                                 \
 }                                                                                                             \
 __global__ void hoist_##SUFFIX(float* out, RP a, RP b, int n) {                                              \
+  int stride = gridDim.x * blockDim.x;                                                                        \
+  _Pragma("unroll 4")                                                                                         \
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = a[i] * b[i] + 1.f;       \
+}                                                                                                             \
+__global__ void hoist_low_##SUFFIX(float* out, RP a, RP b, int n) {                                          \
   int stride = gridDim.x * blockDim.x;                                                                        \
   _Pragma("unroll 4")                                                                                         \
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = a[i] * b[i] + 1.f;       \
@@ -84,7 +90,9 @@ float time_ms(F launch) {
   return 0.5f * (ms[14] + ms[15]);
 }
 
-int main() {
+int main(int argc, char** argv) {
+  // --profile: each plain kernel launched 3 times, untimed (gpa.toml's harness: the advice on them)
+  const bool profile = argc > 1 && std::string(argv[1]) == "--profile";
   const int n = 1 << 24, len = 64;
   float *out, *a, *b;
   int* idx;
@@ -99,12 +107,24 @@ int main() {
   CHECK(cudaMemset(a, 0, (n + 16) * sizeof(float)));
   CHECK(cudaMemset(b, 0, (n + 16) * sizeof(float)));
   const int T = 256, G = (n + T - 1) / T;
+  if (profile) {
+    for (int r = 0; r < 3; ++r) {
+      stream_plain<<<G, T>>>(out, a, b, n);
+      gather_plain<<<G, T>>>(out, a, idx, n, len);
+      hoist_plain<<<132 * 8, T>>>(out, a, b, n);
+      hoist_low_plain<<<132, 128>>>(out, a, b, n);
+      barrier_plain<<<132 * 2, T>>>(out, a, n, 256);
+      reload_plain<<<n / 8 / T, T>>>(out, a, b, n);
+    }
+    CHECK(cudaDeviceSynchronize());
+    return 0;
+  }
   struct Row { const char* name; float plain, restr; };
   Row rows[] = {
     {"stream", time_ms([&] { stream_plain<<<G, T>>>(out, a, b, n); }), time_ms([&] { stream_restrict<<<G, T>>>(out, a, b, n); })},
     {"gather", time_ms([&] { gather_plain<<<G, T>>>(out, a, idx, n, len); }), time_ms([&] { gather_restrict<<<G, T>>>(out, a, idx, n, len); })},
     {"hoist", time_ms([&] { hoist_plain<<<132 * 8, T>>>(out, a, b, n); }), time_ms([&] { hoist_restrict<<<132 * 8, T>>>(out, a, b, n); })},
-    {"hoist_low", time_ms([&] { hoist_plain<<<132, 128>>>(out, a, b, n); }), time_ms([&] { hoist_restrict<<<132, 128>>>(out, a, b, n); })},
+    {"hoist_low", time_ms([&] { hoist_low_plain<<<132, 128>>>(out, a, b, n); }), time_ms([&] { hoist_low_restrict<<<132, 128>>>(out, a, b, n); })},
     {"barrier", time_ms([&] { barrier_plain<<<132 * 2, T>>>(out, a, n, 256); }), time_ms([&] { barrier_restrict<<<132 * 2, T>>>(out, a, n, 256); })},
     {"reload", time_ms([&] { reload_plain<<<n / 8 / T, T>>>(out, a, b, n); }), time_ms([&] { reload_restrict<<<n / 8 / T, T>>>(out, a, b, n); })},
   };
