@@ -101,7 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         if done:
             text.append(line(f"{label}, verified ({len(done)} cases tried)", variants.figures(rows, cases, verified=True)))
         dumped[variants.ACHIEVED_FIELDS[achieved]] = [r.__dict__ for r in rows]
-    rows, _ = evaluated["duration"]
+    rows, cases = evaluated["duration"]
+    for verified in (False, True):
+        left = variants.figures(rows, cases, verified)["top_unjudged"]
+        if left and (done or not verified):
+            text += ["", f"Top advice no variant carries ({'verified' if verified else 'estimated'}; not judged above: no "
+                     f"timing says whether it helps): {len(left)} case(s): {', '.join(left)}."]
     text += ["", "Every variant, achieved from kernel durations:", "",
              "| case | variant | optimizer | expect | achieved | rank | estimate | error |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -153,11 +153,14 @@ def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> 
             by_case.setdefault(r.case, []).append(r)
     top_judged = top_helped = fp = fp_judged = 0
     top_errors = []
+    unjudged: list[str] = []
     for c in cases:
         ranked = c.vranked if verified else c.ranked
         mine = by_case.get(c.case, [])
         if ranked:
             top = [r for r in mine if r.optimizer == ranked[0]]
+            if not top:
+                unjudged.append(f"{c.case} ({ranked[0]})")
             if top:
                 best = max(top, key=lambda r: r.achieved)
                 top_judged += 1
@@ -186,6 +189,8 @@ def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> 
         "pairs": len(errors), "mean_error": statistics.fmean(errors) if errors else None,
         "median_error": statistics.median(errors) if errors else None,
         "top_error": statistics.fmean(top_errors) if top_errors else None,
+        # cases whose top advice no variant carries: not in the figures above (no timing judges it)
+        "top_unjudged": unjudged,
     }
 
 
@@ -215,6 +220,11 @@ def render(rows: list[VariantRow], cases: list[CaseAdvice]) -> list[str]:
             out.append(f"| {'verified' if verified else 'estimated'} | {_pct(f['top_helps'])} of {f['top_judged']} "
                        f"| {_pct(f['false_positives'])} of {f['fp_judged']} | {_pct(f['mean_error'])} over {f['pairs']} "
                        f"| {_pct(f['median_error'])} | {_pct(f['top_error'])} |")
+        for verified in (False, True):
+            left = figures(srows, scases, verified)["top_unjudged"]
+            if left:
+                out += ["", f"Top advice no variant carries ({'verified' if verified else 'estimated'}; not judged above: "
+                        f"no timing says whether it helps): {len(left)} case(s): {', '.join(left)}."]
         t = TARGETS
         out += ["", f"Targets (validation): top advice helps ≥ {_pct(t['top_helps'])}, false positives ≤ "
                 f"{_pct(t['false_positives'])}, mean error ≤ {_pct(t['mean_error'])} over every pair and ≤ "
