@@ -106,19 +106,29 @@ def become_subreaper() -> bool:
     return _PRCTL is not None and _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
+def _stat(pid: int | str) -> tuple[int, bytes] | None:
+    """(parent pid, state letter) of a process from /proc; None when it is gone (or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        rest = data[data.rindex(b")") + 2:].split()         # the name may hold spaces and parentheses
+        return int(rest[1]), rest[0]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of a live process (Linux /proc); None when unknown."""
+    st = _stat(pid)
+    return st[0] if st is not None else None
+
+
 def _process_table() -> dict[int, tuple[int, bytes]]:
     """pid -> (parent pid, state letter) of every process /proc shows."""
     out: dict[int, tuple[int, bytes]] = {}
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-            rest = data[data.rindex(b")") + 2:].split()     # the name may hold spaces and parentheses
-            out[int(name)] = (int(rest[1]), rest[0])
-        except (OSError, ValueError, IndexError):
-            continue                                        # gone meanwhile
+        if name.isdigit() and (st := _stat(name)) is not None:      # None: gone meanwhile
+            out[int(name)] = st
     return out
 
 

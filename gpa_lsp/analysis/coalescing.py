@@ -79,10 +79,16 @@ from .gathers import gathers, row_gather_roof
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
-from .tiles import coalesced_form, transposed
+from .tiles import coalesced_form
 from .waves import waves
 
 SECTORS_PER_LINE = 4
+# a full-line access whose sectors are at most this many times its ideal counts as coalesced
+# (a misaligned row touches one sector more per line: 5 of 4)
+COALESCED_SLACK = 1.25
+# an access that moves at least this many times its ideal sectors has lanes in separate sectors
+# (4-byte elements 32 sectors of 4, 8-byte 32 of 8, a 16 x 16 warp shape 16 of 4): not misalignment
+FAR = 4.0
 UNIT_ROOF_DEFAULT = 100.0   # issue and SM pipes: no probe reaches them; their peak is the bound
 # How the L1's work left after coalescing and the issue slots' work combine once the L1 no longer
 # holds the kernel: the time is their p-norm (p = 1: they add, p = inf: perfect overlap). The
@@ -270,10 +276,26 @@ def looped_offsets(ctx: KernelContext) -> frozenset[int]:
                      for lp in ctx.loops.get(fb.function.name, ()) for i in lp.instructions)
 
 
+def transposed(accesses) -> bool:
+    """Whether a kernel's global accesses ((executed, sectors, ideal sectors per request, is_store),
+    ``_accesses``) hold both a full-line coalesced access and one whose lanes sit in
+    separate sectors: the data is read along one index and written (or read) along another, and a
+    new mapping of threads moves the excess from one access to the other."""
+    full = far = False
+    for _, s, i, _ in accesses:
+        if i <= 0:
+            continue
+        if s >= SECTORS_PER_LINE and s <= COALESCED_SLACK * i:
+            full = True
+        elif s >= FAR * i:
+            far = True
+    return full and far
+
+
 @kernel_fact
 def transposed_accesses(ctx: KernelContext) -> bool:
     """Whether the kernel's loop-free code reads along one index and writes (or reads) along
-    another, so that no mapping of threads coalesces every access (``tiles.transposed``). Accesses
+    another, so that no mapping of threads coalesces every access (``transposed``). Accesses
     in a loop are a walk (a thread walks its row: lanewalk.py), whose fix is a warp per row, not a
     tile: none may be among them."""
     looped = looped_offsets(ctx)

@@ -43,6 +43,7 @@ from functools import lru_cache
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
+from .curves import linear_flat
 from .probe_tables import coalescing_devices, coalescing_name
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
@@ -147,7 +148,7 @@ def row_runs(ctx: KernelContext) -> tuple[tuple[frozenset[int], int], ...]:
             continue
         ins = site.instruction
         m = ins.memory
-        if m is None or not m.load or m.store or m.atomic or not m.width:
+        if m is None or not m.plain_load or not m.width:
             continue
         op = memory_operand(ins.operands) or ""
         groups.setdefault((next(iter(r)), address_registers(op)), []).append((_immediate(op), m.width // 8, o))
@@ -210,24 +211,15 @@ def row_gather_roof(ctx: KernelContext) -> float | None:
     for r in rows:
         size = int(r["config"].rsplit("_r", 1)[1])
         best[size] = max(best.get(size, 0.0), r.get("dram_pct") or 0.0)
-    return _on_log2(sorted(best.items()), max(b for _, b in runs))
+    # linear in log2(row bytes) between the probe's sizes, flat beyond them
+    return linear_flat([(math.log2(size), pct) for size, pct in sorted(best.items())],
+                       math.log2(max(b for _, b in runs)))
 
 
 def _load_at(ctx: KernelContext, offset: int) -> bool:
     site = ctx.site(offset)
     m = site.instruction.memory if site is not None else None
-    return m is not None and m.load and not m.store and not m.atomic
-
-
-def _on_log2(points: list[tuple[int, float]], x: float) -> float:
-    """The value at ``x`` on rising (size, value) points, linear in log2(size), clamped at the ends."""
-    if x <= points[0][0]:
-        return points[0][1]
-    for (xa, ya), (xb, yb) in zip(points, points[1:]):
-        if x <= xb:
-            t = (math.log2(x) - math.log2(xa)) / (math.log2(xb) - math.log2(xa))
-            return ya + t * (yb - ya)
-    return points[-1][1]
+    return m is not None and m.plain_load
 
 
 def gathers(ctx: KernelContext) -> frozenset[int]:
@@ -246,7 +238,7 @@ def index_groups(ctx: KernelContext) -> tuple[tuple[int, ...], ...]:
         if site is None or len(r) != 1:
             continue
         m = site.instruction.memory
-        if m is None or not m.load or m.store or m.atomic or m.width not in (32, 64):
+        if m is None or not m.plain_load or m.width not in (32, 64):
             continue
         by_root.setdefault((next(iter(r)), m.width), []).append(o)
     out = []

@@ -98,7 +98,7 @@ def attainable(points: tuple[tuple[float, float], ...], inflight: float) -> floa
 
 def _global_load(ins) -> bool:
     m = ins.memory
-    return m is not None and m.space == "global" and m.load and not m.store and not m.atomic
+    return m is not None and m.space == "global" and m.plain_load
 
 
 def level_bytes(instructions) -> dict[int, int]:

@@ -12,9 +12,9 @@ changes in that picture:
   DRAM peak where blocks of 256 pulled 53.1% (64 warps per SM; 25.7% against 29.5% at 32). A
   coalescing fix that keeps the threads keeps the blocks: the factor ``lf_b1024 / lf_b256``.
 * **A tile.** When a kernel reads along one index and writes along another (a transpose, a layout
-  change: ``transposed``), no mapping of threads coalesces both accesses (a remap only moves the
-  excess from one access to the other); the fix stages each block's data through shared memory,
-  with a barrier between every warp's loads and its stores. The probe: one element per thread in
+  change: ``coalescing.transposed``), no mapping of threads coalesces both accesses (a remap moves
+  the excess from one access to the other); the fix stages each block's data through shared
+  memory, with a barrier between every warp's loads and its stores. The probe: one element per thread in
   blocks of 32 x 32 (the first tile one writes) pulls 37.5% (``tile2d_b1024``; the same addresses
   without the tile 40.1%, in blocks of 256 without either 53.1%), while blocks of 256 lose only
   the barrier's 4-6% (``tile_b256``: 50.1% against 53.1% with one load per thread, 68.3% against
@@ -37,30 +37,8 @@ from .probe_tables import coalescing_devices, coalescing_name
 
 # the advised tile: 32 x 32 elements moved by 32 x 8 threads, so each thread moves 4 of them
 TILE_ELEMENTS = 4
-# a full-line access whose sectors are at most this many times its ideal counts as coalesced
-# (a misaligned row touches one sector more per line: 5 of 4)
-COALESCED_SLACK = 1.25
-# an access that moves at least this many times its ideal sectors has lanes in separate sectors
-# (4-byte elements 32 sectors of 4, 8-byte 32 of 8, a 16 x 16 warp shape 16 of 4): not misalignment
-FAR = 4.0
 # blocks above this many threads are priced by the probe's blocks of 1024, the others by its 256
 LARGE_BLOCK = 512
-
-
-def transposed(accesses) -> bool:
-    """Whether a kernel's global accesses ((executed, sectors, ideal sectors per request, is_store),
-    ``coalescing._accesses``) hold both a full-line coalesced access and one whose lanes sit in
-    separate sectors: the data is read along one index and written (or read) along another, and a
-    new mapping of threads moves the excess from one access to the other."""
-    full = far = False
-    for _, s, i, _ in accesses:
-        if i <= 0:
-            continue
-        if s >= 4.0 and s <= COALESCED_SLACK * i:
-            full = True
-        elif s >= FAR * i:
-            far = True
-    return full and far
 
 
 def _rows(ctx) -> list[dict]:
@@ -91,7 +69,7 @@ def _ratio(rows: list[dict], config: str, reference: str, warps: float) -> float
 def coalesced_form(ctx, tile: bool) -> tuple[float, float]:
     """(the coalesced code's loads in flight per warp over the original's, the factor on the
     loop-free roof at those loads): through the advised tile where the kernel's accesses are
-    ``transposed`` (``tile``), else the same threads in the same blocks."""
+    transposed (``tile``: ``coalescing.transposed_accesses``), else the same threads in the same blocks."""
     occ, L = ctx.occupancy, ctx.launch
     if occ is None or L is None or occ.active_warps <= 0:
         return 1.0, 1.0

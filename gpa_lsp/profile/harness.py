@@ -269,13 +269,7 @@ class Running:
         """Whether ``pid`` is the harness's own program: the process started (or, under the runner,
         the runner's child: its parent in /proc), not one a script started, after which the script
         may start others."""
-        if pid == self.proc.pid:
-            return True
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            return int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid
-        except (OSError, ValueError, IndexError):
-            return False
+        return pid == self.proc.pid or procs.parent_pid(pid) == self.proc.pid
 
     def end_early(self, status: int) -> RunResult:
         """The harness's own program has said, from its exit, that it exited with ``status`` and that

@@ -46,6 +46,11 @@ class MemoryAccess:
     atomic: bool = False
 
     @property
+    def plain_load(self) -> bool:
+        """A load that neither stores nor is an atomic (any space)."""
+        return self.load and not self.store and not self.atomic
+
+    @property
     def global_write(self) -> bool:
         """A store or atomic that may reach global memory (a generic address may be global)."""
         return self.space in ("global", "generic") and (self.store or self.atomic)

@@ -10,8 +10,8 @@ from importlib import resources
 from pathlib import Path
 
 from gpa_lsp.analysis.advisor import advise_bundle
-from gpa_lsp.analysis.coalescing import model, transposed_accesses
-from gpa_lsp.analysis.tiles import TILE_ELEMENTS, coalesced_form, transposed
+from gpa_lsp.analysis.coalescing import model, transposed, transposed_accesses
+from gpa_lsp.analysis.tiles import TILE_ELEMENTS, coalesced_form
 
 from case_context import case_context
 
