@@ -1,7 +1,8 @@
 """Per (case, variant) accuracy, by split: what the advisor ranks first and the false positives it avoids.
 
 Each case's ``[[variant]]`` is one plausible change, named by the gpa optimizer whose advice it
-carries out (``kernels/README.md``). For each variant: the rank of that optimizer in the case
+carries out (``kernels/README.md``; ``also``: other optimizers whose advice text the same change
+carries out, each judged by it as by a variant of its own). For each variant: the rank of that optimizer in the case
 kernel's advice, its estimate, the speedup the change achieved on the GPU (``timings.json``), and
 the verified figure when ``gpa verify`` stored one in the bundle. Figures, per split:
 
@@ -116,7 +117,9 @@ def evaluate(case: Path, timings: dict, advise, advise_verified,
     for v in variants:
         t = timings.get((case.name, v["name"]))
         achieved = orig["median_ms"] / t["median_ms"] if orig and t and t["median_ms"] > 0 else None
-        rows.append(VariantRow(case.name, split, v["name"], v["optimizer"], v["expect"], v["change"], achieved))
+        # one row per optimizer whose advice the change carries out: its own, and ``also`` (kernels/README.md)
+        for opt in (v["optimizer"], *v.get("also", ())):
+            rows.append(VariantRow(case.name, split, v["name"], opt, v["expect"], v["change"], achieved))
     bundle = bundle or bundle_of(case, meta)
     if not bundle.is_file() or not variants:
         return rows, None

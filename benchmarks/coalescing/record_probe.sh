@@ -8,6 +8,7 @@
 #   benchmarks/coalescing/record_probe.sh overlap OUTDIR       (overlap_probe.cu)
 #   benchmarks/coalescing/record_probe.sh tile OUTDIR          (tile_probe.cu)
 #   benchmarks/coalescing/record_probe.sh rowgather OUTDIR     (rowgather_probe.cu)
+#   benchmarks/coalescing/record_probe.sh misalign OUTDIR      (misalign_probe.cu)
 #
 # Writes OUTDIR/NAME_list.txt (the configurations, in launch order),
 # OUTDIR/NAME_times.txt (median of 5 timed runs each, no profiler),
@@ -18,8 +19,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather OUTDIR}"
-OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather OUTDIR}"
+NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign OUTDIR}"
+OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign OUTDIR}"
 case "$NAME" in
   lanewalk|lanewalk_spread) KERNELS='regex:scalar|ell|vector' ;;
   fieldgather) KERNELS='regex:soa|aos' ;;
@@ -27,6 +28,7 @@ case "$NAME" in
   overlap) KERNELS='regex:mix' ;;
   tile) KERNELS='regex:lf|tile|t2d' ;;
   rowgather) KERNELS='regex:gather' ;;
+  misalign) KERNELS='regex:copy|s3|t9|h5' ;;
   *) echo "unknown probe $NAME" >&2; exit 2 ;;
 esac
 mkdir -p "$OUTDIR"

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Add what record_probe.sh loopfree / overlap / tile / rowgather measured to ``gpa_lsp/data/coalescing.json``.
+"""Add what record_probe.sh loopfree / overlap / tile / rowgather / misalign measured to ``gpa_lsp/data/coalescing.json``.
 
-    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile|rowgather RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile|rowgather|misalign RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
 RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt (with
 ``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
 the timed median, the ncu duration and clock, the units' shares of peak, the DRAM bytes read and
 written, the load requests and sectors, the L1 wavefronts, the instructions executed and the warps
-active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile`` / ``rowgather``).
+active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile`` / ``rowgather`` / ``misalign``).
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ ABOUT = {
         "'rowgather': benchmarks/coalescing/rowgather_probe.cu run by record_probe.sh rowgather, converted by "
         "table_probe.py. gather_rR: each output sums 16 rows of R bytes picked at random from a 1 GiB table, a "
         "warp per output (half a warp for R = 64), the output row stored coalesced; 16-64 warps per SM."),
+    "misalign": (
+        "'misalign': benchmarks/coalescing/misalign_probe.cu run by record_probe.sh misalign, converted by "
+        "table_probe.py. Loop-free kernels over 2^26 floats in blocks of 256: copy_a0 aligned copy, copy_a1 "
+        "the load one float off, copy_s1 the store one float off; s3 / t9 3- and 9-point 1D stencils (taps "
+        "misaligned) and s3_tile / t9_tile the same through an aligned shared tile; h5 a 2D 5-point stencil "
+        "on 8192 x 8192 in 32 x 8 blocks and h5_tile the same through a (8 + 2) x (32 + 2) tile; 16-64 warps "
+        "per SM."),
 }
 
 

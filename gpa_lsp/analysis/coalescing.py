@@ -224,22 +224,53 @@ class Model:
         return min(1.0, self.util.get(unit, 0.0) / self.roofs.get(unit, UNIT_ROOF_DEFAULT))
 
 
-def ideal_sectors(ctx: KernelContext, offset: int) -> float | None:
-    """The sectors a global access would move coalesced: the profile's ideal, or, for a gather,
-    the sectors it moves now (None without sector counts)."""
+def misaligned_only(sectors: float, ideal: float) -> bool:
+    """Whether an access's sectors per request exceed its ideal by no more than misalignment does: a
+    contiguous run of lanes shifted off a line boundary touches at most one sector more per line of
+    its ideal (5 of 4 for a warp of floats, 9 of 8 for doubles, 3 of 2 for halves, 2 of 1 for bytes).
+
+    Consecutive threads already touch consecutive addresses, so no mapping of threads removes it, and
+    what it costs is small: benchmarks/coalescing/misalign_probe.cu (H200, 16-64 warps per SM, 256 MiB
+    streams) measured a misaligned load 1.02-1.04x slower than an aligned one and a misaligned store
+    1.00-1.02x (the neighbouring warp fetches the same line: DRAM moves the same bytes), while the
+    change that does remove it, a shared-memory tile loaded aligned, ran 1.04-1.14x slower than the
+    misaligned taps it replaces (3-point, 9-point and 2D 5-point stencils). A 16 x 16 warp shape's
+    two half-rows (6 of 4 when misaligned) are not this: 32-wide blocks do coalesce them."""
+    return ideal > 0 and sectors - ideal <= math.ceil(ideal / SECTORS_PER_LINE - 1e-9) + 1e-9
+
+
+def ideal_sectors(ctx: KernelContext, offset: int, *, misaligned: bool = False) -> float | None:
+    """The sectors a global access would move coalesced: the profile's ideal, or, for a gather and
+    for an access only misaligned (``misaligned_only``), the sectors it moves now (None without
+    sector counts). ``misaligned``: the profile's ideal for a misaligned access too."""
     p = ctx.pcs.get(offset)
     if p is None or not p.sectors or p.ideal_sectors is None:
         return None
-    return float(p.sectors) if offset in gathers(ctx) else float(min(p.ideal_sectors, p.sectors))
+    if offset in gathers(ctx):
+        return float(p.sectors)
+    if not misaligned and p.executed and misaligned_only(p.sectors / p.executed, p.ideal_sectors / p.executed):
+        return float(p.sectors)
+    return float(min(p.ideal_sectors, p.sectors))
 
 
 def remappable_excess(ctx: KernelContext, offset: int) -> float:
     """1 - ideal/actual sectors of a global access that a new mapping of threads can coalesce (0 for
-    a gather, when unknown, or when it is coalesced)."""
+    a gather, an access only misaligned, when unknown, or when it is coalesced)."""
+    return _excess(ctx, offset, misaligned=False)
+
+
+def sector_excess(ctx: KernelContext, offset: int) -> float:
+    """1 - ideal/actual sectors of a global access as profiled, misalignment included (0 for a
+    gather or when unknown): the share of its sectors that are not its own data, which advice about
+    the access's own requests (Memory Transaction Reduction) leaves to coalescing or to nothing."""
+    return _excess(ctx, offset, misaligned=True)
+
+
+def _excess(ctx: KernelContext, offset: int, *, misaligned: bool) -> float:
     p = ctx.pcs.get(offset)
     if p is None or not p.sectors:
         return 0.0          # ideal_sectors is None: no counts
-    i = ideal_sectors(ctx, offset)
+    i = ideal_sectors(ctx, offset, misaligned=misaligned)
     return max(0.0, 1.0 - i / p.sectors) if i is not None else 0.0
 
 

@@ -31,7 +31,6 @@ KNOWN: dict[tuple[str, str], str] = {
                                      "Block Increase (a full wave for the batch loop, 6.63x) ranks first",
     ("dot_runtime_unroll", "ncu"): "the advice lands on the loop header (line 23), the case names the statement (22); "
                                    "Block Increase (396 blocks with work, 2.88x) ranks first",
-    ("filter2d_5x5", "ncu"): "Coalescing ranked above Loop Unrolling in the ncu recording",
     ("saxpy_stream", "cupti"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
     ("saxpy_stream", "ncu"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
 }

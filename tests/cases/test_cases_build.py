@@ -36,7 +36,7 @@ OPTIONAL = {"seed": str, "collector": str, "alt_lines": list, "loop_line": int, 
             "bounds_line": int, "decl_line": int, "index_line": int, "signature_line": int,
             "improved_flags": list, "split": str, "variant": list, "estimate_min": float, "estimate_max": float}
 VARIANT_KEYS = {"name": str, "file": str, "optimizer": str, "change": str, "expect": str}
-VARIANT_OPTIONAL = {"flags": list}
+VARIANT_OPTIONAL = {"flags": list, "also": list}
 
 
 def _meta(case: Path) -> dict:
@@ -93,6 +93,9 @@ def test_case_metadata(case: Path):
         names.add(v["name"])
         assert v["optimizer"] in OPTIMIZERS | {"none"}, f"{case.name}: variant {v['name']}: {v['optimizer']}"
         assert v["expect"] in ("helps", "control"), f"{case.name}: variant {v['name']}: expect {v['expect']}"
+        also = v.get("also", [])
+        assert set(also) <= OPTIMIZERS and v["optimizer"] not in also and len(set(also)) == len(also), \
+            f"{case.name}: variant {v['name']}: also {also}"
         text = (case / v["file"]).read_text()
         assert re.search(r"__global__[^;{]*\b" + re.escape(meta["kernel"]) + r"\s*\(", text), v["file"]
         assert "time_kernel(\"" + meta["kernel"] + "\"" in text and "check_close(" in text, v["file"]

@@ -29,7 +29,7 @@ overriding the hook; this file does not name it.
 
 from __future__ import annotations
 
-from ..coalescing import has_sectors, remappable_excess
+from ..coalescing import has_sectors, sector_excess
 from ..gathers import index_groups, merge_estimate
 from .base import REGISTRY, Match, Optimizer, match_edges
 from .shared import drain_edges
@@ -48,7 +48,7 @@ class MemoryTransactionReduction(Optimizer):
         pcs = ctx.pcs
         drained = {}
         for d in drain_edges(ctx):
-            drained[d.use] = drained.get(d.use, 0.0) + d.stall * remappable_excess(ctx, d.def_)
+            drained[d.use] = drained.get(d.use, 0.0) + d.stall * sector_excess(ctx, d.def_)
 
         explained: dict[int, float] = {}
         for peer in REGISTRY:
@@ -67,7 +67,7 @@ class MemoryTransactionReduction(Optimizer):
             return max(0.0, 1.0 - explained.get(e.use, 0.0) / n) if n > 0 else 1.0
 
         if not has_sectors(ctx):
-            # no sector counts: every remappable_excess is 0, so _keep is 1.0 and keep is left(e)
+            # no sector counts: every sector_excess is 0, so _keep is 1.0 and keep is left(e)
             return match_edges(throttle, left)
 
         def keep(e):
@@ -78,7 +78,7 @@ class MemoryTransactionReduction(Optimizer):
                 # drain samples: the part caused by excess store sectors is coalescing's
                 n = pcs[e.def_].stall_dict().get("drain", 0)
                 return max(0.0, 1.0 - drained[e.def_] / n) if n else 1.0
-            return 1.0 - remappable_excess(ctx, e.def_)
+            return 1.0 - sector_excess(ctx, e.def_)
         return match_edges(throttle, keep)
 
     def estimate(self, ctx, match: Match) -> float:

@@ -88,13 +88,6 @@ def mio_throttle_share(pc) -> float:
 DRAIN = "drain"
 
 
-def excess(pc) -> float:
-    """1 - ideal/actual sectors of a global access (0 when unknown or perfect)."""
-    if pc is None or not pc.sectors or pc.ideal_sectors is None:
-        return 0.0
-    return max(0.0, 1.0 - pc.ideal_sectors / pc.sectors)
-
-
 def _is_store(ctx, offset: int) -> bool:
     site = ctx.site(offset)
     if site is None:
