@@ -31,8 +31,9 @@ def test_every_validation_case_with_advice_is_judged_or_named():
         f = variants.figures(rows, advice, verified)
         ranked = [c for c in advice if (c.vranked if verified else c.ranked)]
         assert f["top_judged"] + len(f["top_unjudged"]) == len(ranked)
-        # the blind cases whose first advice no variant carries (kernels/*/README.md)
-        assert "coo_spmv_atomic (memory_transaction_reduction)" in f["top_unjudged"]
+        # scan_blocks' shuffle_scan, which carries its Warp Balance advice, was timed on the H200 only
+        # (benchmarks/accuracy/devices/h200): no timing of this report judges that advice
+        assert "scan_blocks (warp_balance)" in f["top_unjudged"]
         # a variant judges every advice its change carries out (``also``): bilinear_resize's coalescing
         # advice by uchar4, whose change did not help
         assert "bilinear_resize (global_memory_coalescing)" not in f["top_unjudged"]
