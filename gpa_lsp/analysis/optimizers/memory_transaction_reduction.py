@@ -75,7 +75,8 @@ class MemoryTransactionReduction(Optimizer):
 
         def _keep(e) -> float:
             if e.def_ in drained and not (pcs[e.def_].sectors or 0):
-                # drain samples: the part caused by excess store sectors is coalescing's
+                # drain samples: the part caused by excess store sectors is coalescing's (or, for a
+                # misaligned store, nobody's: coalescing.misaligned_only)
                 n = pcs[e.def_].stall_dict().get("drain", 0)
                 return max(0.0, 1.0 - drained[e.def_] / n) if n else 1.0
             return 1.0 - sector_excess(ctx, e.def_)
