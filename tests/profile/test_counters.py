@@ -92,7 +92,9 @@ def test_every_case_has_its_sampled_kernels_measured_and_the_run_ended_early(rec
             assert set(vals) == set(counters.METRICS), case
             assert all(0.0 <= vals[m] <= 100.0 for m in counters.SHARES), case
             assert all(vals[m] >= 0.0 for m in AMOUNTS) and summarise([vals]).duration_ns > 1000, case
-            assert 1.8e9 < summarise([vals]).clock_hz < 2.0e9, case       # the H100's SM clock, unlocked
+            # the SM clock, unlocked: H100 and H200 at most 1.98 GHz; cycles over the record's duration read
+            # up to ~1% over it (index_select_rows, H200: 2.002 GHz)
+            assert 1.8e9 < summarise([vals]).clock_hz < 2.02e9, case
 
 
 def test_sm_pipes_bound_nothing_from_the_counters_run(recorded):
