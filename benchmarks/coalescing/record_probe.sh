@@ -9,6 +9,7 @@
 #   benchmarks/coalescing/record_probe.sh tile OUTDIR          (tile_probe.cu)
 #   benchmarks/coalescing/record_probe.sh rowgather OUTDIR     (rowgather_probe.cu)
 #   benchmarks/coalescing/record_probe.sh misalign OUTDIR      (misalign_probe.cu)
+#   benchmarks/coalescing/record_probe.sh copywalk OUTDIR      (copywalk_probe.cu)
 #
 # Writes OUTDIR/NAME_list.txt (the configurations, in launch order),
 # OUTDIR/NAME_times.txt (median of 5 timed runs each, no profiler),
@@ -19,8 +20,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
-NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign OUTDIR}"
-OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign OUTDIR}"
+NAME="${1:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign|copywalk OUTDIR}"
+OUTDIR="${2:?usage: record_probe.sh lanewalk|lanewalk_spread|fieldgather|loopfree|overlap|tile|rowgather|misalign|copywalk OUTDIR}"
 case "$NAME" in
   lanewalk|lanewalk_spread) KERNELS='regex:scalar|ell|vector' ;;
   fieldgather) KERNELS='regex:soa|aos' ;;
@@ -29,6 +30,7 @@ case "$NAME" in
   tile) KERNELS='regex:lf|tile|t2d' ;;
   rowgather) KERNELS='regex:gather' ;;
   misalign) KERNELS='regex:copy|s3|t9|h5' ;;
+  copywalk) KERNELS='regex:walk' ;;
   *) echo "unknown probe $NAME" >&2; exit 2 ;;
 esac
 mkdir -p "$OUTDIR"
