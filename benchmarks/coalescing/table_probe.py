@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Add what record_probe.sh loopfree / overlap / tile / rowgather / misalign measured to ``gpa_lsp/data/coalescing.json``.
+"""Add what record_probe.sh loopfree / overlap / tile / rowgather / misalign / copywalk measured to ``gpa_lsp/data/coalescing.json``.
 
-    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile|rowgather|misalign RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
+    python benchmarks/coalescing/table_probe.py loopfree|overlap|tile|rowgather|misalign|copywalk RECORDED_DIR [--device TAG] [--out gpa_lsp/data/coalescing.json]
 
 RECORDED_DIR holds record_probe.sh's NAME_list.txt, NAME_times.txt, NAME_ncu.csv and device.txt (with
 ``--device TAG``: NAME_TAG_*, another device's recording, probe_records.py); the n-th launch of the CSV is the n-th line of the list. Per configuration (its name and warps per SM):
 the timed median, the ncu duration and clock, the units' shares of peak, the DRAM bytes read and
 written, the load requests and sectors, the L1 wavefronts, the instructions executed and the warps
-active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile`` / ``rowgather`` / ``misalign``).
+active. Read by ``gpa_lsp/analysis/coalescing.py`` and its tests (key ``loopfree`` / ``overlap`` / ``tile`` / ``rowgather`` / ``misalign`` / ``copywalk``).
 """
 
 from __future__ import annotations
@@ -57,6 +57,11 @@ ABOUT = {
         "misaligned) and s3_tile / t9_tile the same through an aligned shared tile; h5 a 2D 5-point stencil "
         "on 8192 x 8192 in 32 x 8 blocks and h5_tile the same through a (8 + 2) x (32 + 2) tile; 16-64 warps "
         "per SM."),
+    "copywalk": (
+        "'copywalk': benchmarks/coalescing/copywalk_probe.cu run by record_probe.sh copywalk, converted by "
+        "table_probe.py. walk_gG: 2^19 rows of 64 floats picked at random from a 256 MiB table copied out, G "
+        "consecutive lanes per row striding over it (G = 1: a thread per row, G = 32: a warp per row), a load "
+        "and a store per step through plain pointers; 8-64 warps per SM."),
 }
 
 

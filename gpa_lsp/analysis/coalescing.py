@@ -218,6 +218,7 @@ class Model:
     unit_estimate: float          # Eq. 2 on the busy time of the unit the excess loads (1: none held the kernel)
     unit: str | None
     extra: dict = field(default_factory=dict)
+    ideal_bytes: float = 0.0      # the accesses' ideal sectors' bytes per launch (what the coalesced code moves)
 
     def share(self, unit: str) -> float:
         """The unit's share of the launch's time at the share of peak it can reach (0..1)."""
@@ -488,7 +489,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     if spread < 1.0:
         extra["spread"] = spread
     return Model(keep=keep, util=util, roofs=roofs, alpha=alpha, bound=max(1.0, bound), bound_unit=bound_unit,
-                 unit_estimate=unit_estimate, unit=unit, extra=extra)
+                 unit_estimate=unit_estimate, unit=unit, extra=extra, ideal_bytes=ideal_bytes)
 
 
 def unloaded_time(unit: str, f: float, keep: float, util: dict[str, float], *, spread: float = 1.0) -> float:

@@ -37,6 +37,7 @@ from ..blame import BlameEdge
 from ..coalescing import has_sectors, ideal_sectors, remappable_excess
 from ..coalescing import model_at, transposed_accesses
 from ..context import kernel_fact
+from ..copywalk import copy_walk_estimate
 from ..lanewalk import idle_lane_cap, rewrite_spread, walk
 from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
@@ -61,6 +62,18 @@ def queue_excess_share(ctx) -> float:
 def unit_model(ctx):
     """The unit model of the coalesced code, on the SMs its rewrite fills (``rewrite_spread``)."""
     return model_at(ctx, rewrite_spread(ctx))
+
+
+def _priced(ctx, est: float) -> float:
+    """The matched-stall estimate ``est``, the unit model's, or, for a per-lane copy walk no unit
+    holds, the copywalk probe's coalesced copy (analysis/copywalk.py, at most the unit bound),
+    whichever is largest."""
+    m = unit_model(ctx)
+    if m is None:
+        return est
+    est = max(est, m.unit_estimate)
+    cw = copy_walk_estimate(ctx, m)
+    return max(est, min(cw, m.bound)) if cw is not None else est
 
 
 def _global(pc) -> bool:
@@ -142,9 +155,7 @@ class GlobalMemoryCoalescing(Optimizer):
         excess sectors load (analysis/coalescing.py), whichever is larger; for a per-lane walk whose
         lanes idle (rows of different lengths), at most what the spread probe's better rewrite gained
         (analysis/lanewalk.py)."""
-        est = super().estimate(ctx, match)
-        m = unit_model(ctx)
-        est = max(est, m.unit_estimate) if m is not None else est
+        est = _priced(ctx, super().estimate(ctx, match))
         cap = idle_lane_cap(ctx)
         return min(est, cap.point) if cap is not None else est
 
@@ -157,9 +168,7 @@ class GlobalMemoryCoalescing(Optimizer):
         return min(cap.low, point), max(point, min(cap.high, self._uncapped(ctx, match)))
 
     def _uncapped(self, ctx, match: Match) -> float:
-        est = super().estimate(ctx, match)
-        m = unit_model(ctx)
-        return max(est, m.unit_estimate) if m is not None else est
+        return _priced(ctx, super().estimate(ctx, match))
 
     def describe(self, ctx, match: Match) -> str:
         cap = idle_lane_cap(ctx)

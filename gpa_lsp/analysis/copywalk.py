@@ -1,0 +1,79 @@
+"""What a latency-bound per-lane copy walk runs at once a warp copies each row: the copywalk probe's
+coalesced copy (``benchmarks/coalescing/copywalk_probe.cu``; the ``copywalk`` rows of
+``gpa_lsp/data/coalescing.json``).
+
+Why: a thread that walks its own row with a load and a store per step (``for d: dst[d] = src[d]``)
+through pointers that may alias runs a serial chain of round trips, and with many warps per SM each
+lane's line no longer survives in the L1 or the L2 until its next step: the copywalk probe's per-lane
+walk read 11x its data from DRAM at 64 warps per SM and ran 3.1x slower there than at 8. No unit is
+held (the chain, not a unit, sets the time), so the unit model prices nothing, and the matched
+stalls leave out that the coalesced copy moves only its own bytes. What the coalesced copy runs at
+instead is measured: a warp per row of the probe (``walk_g32``) moved its bytes at 42% of DRAM's peak
+at 64 warps per SM (6.5% at 8: it is latency-bound too, a load then a store per warp step). So the
+time after is the walk's ideal bytes (its accesses' ideal sectors) at that share of the kernel's
+DRAM peak, at the probed warps per SM nearest the kernel's; the estimate is the profiled time over
+it. Grounded on the calibration case index_select_rows (a thread per 256-byte row, 64 warps per SM:
+12.3x measured for a warp per row).
+
+Only where the unit model found no held unit: a walk whose L1 or L2 holds the kernel is priced by
+the units it unloads (coalescing.py, lanewalk.py)."""
+
+from __future__ import annotations
+
+import math
+
+from .coalescing import Model, borrowed_share_scale
+from .lanewalk import walk
+from .probe_tables import coalescing_devices, coalescing_name
+
+COALESCED = "walk_g32"     # the probe's warp per row
+
+
+def _rows(ctx) -> list[dict]:
+    return (coalescing_devices().get(coalescing_name(ctx.device, "copywalk")) or {}).get("copywalk") or []
+
+
+def is_copy_walk(ctx) -> bool:
+    """Whether the kernel's per-lane walk (``lanewalk.walk``, no gather) stores to global memory in the
+    loop of its loads: a copy, each step a load then a store."""
+    w = walk(ctx)
+    if w is None or w.gather:
+        return False
+    for o in w.loads:
+        site, lp = ctx.site(o), ctx.loop_of(o)
+        if site is None or lp is None:
+            continue
+        ins = site.function.instructions
+        for i in lp.instructions:
+            mem = ins[i].memory
+            if mem is not None and mem.store and not mem.load and mem.space in ("global", "generic"):
+                return True
+    return False
+
+
+def coalesced_share(ctx) -> float | None:
+    """The probe's coalesced copy's DRAM share of peak (%) at the probed warps per SM nearest the
+    kernel's, on the kernel's device (a borrowed row's share converted: ``borrowed_share_scale``)."""
+    occ = ctx.occupancy
+    rows = [r for r in _rows(ctx) if r["config"] == COALESCED and r.get("dram_pct")]
+    if not rows or occ is None or occ.active_warps <= 0:
+        return None
+    r = min(rows, key=lambda r: abs(math.log2(r["warps_per_sm"]) - math.log2(occ.active_warps)))
+    return float(r["dram_pct"]) * borrowed_share_scale(ctx, "copywalk")
+
+
+def copy_walk_estimate(ctx, m: Model | None) -> float | None:
+    """The profiled time over the coalesced copy's (the walk's ideal bytes, ``m.ideal_bytes``, at
+    ``coalesced_share`` of the kernel's DRAM peak), for a per-lane copy walk no unit holds (the unit
+    model ``m`` found none: its unit estimate is 1); None otherwise."""
+    if m is None or m.unit_estimate > 1.0 or m.ideal_bytes <= 0 or not is_copy_walk(ctx):
+        return None
+    tp = ctx.kernel.throughput
+    dram_pct = dict(tp.units).get("dram", 0.0) if tp is not None else 0.0
+    if not tp.dram_bytes or not tp.duration_ns or dram_pct <= 0:
+        return None
+    share = coalesced_share(ctx)
+    if share is None or share <= 0:
+        return None
+    peak = tp.dram_bytes / tp.duration_ns / (dram_pct / 100.0)      # bytes per ns
+    return tp.duration_ns / (m.ideal_bytes / (share / 100.0 * peak))

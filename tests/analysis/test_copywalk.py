@@ -1,0 +1,58 @@
+"""A latency-bound per-lane copy walk is priced by the copywalk probe's coalesced copy
+(analysis/copywalk.py): the probe's premise on its recording (benchmarks/coalescing/copywalk_probe.cu,
+H200), which walks count as copies, and the estimate on the calibration case index_select_rows."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from bundle_contexts import contexts_of
+from gpa_lsp.analysis.copywalk import coalesced_share, copy_walk_estimate, is_copy_walk
+from gpa_lsp.analysis.optimizers.global_memory_coalescing import unit_model
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _probe() -> dict[tuple[str, int], dict]:
+    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
+    return {(r["config"], r["warps_per_sm"]): r for r in d["devices"]["NVIDIA H200"]["copywalk"]}
+
+
+def _context(case: str, collector: str = "ncu"):
+    caught, report = contexts_of(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
+    return max(caught, key=lambda c: c.total), report
+
+
+def test_the_per_lane_copy_walk_thrashes_as_warps_grow():
+    """A thread per row: slower at 64 warps per SM than at 8, reading several times its data from
+    DRAM there; a warp per row is the other way round, and at 64 warps over 10x faster."""
+    t = _probe()
+    g1_8, g1_64, g32_8, g32_64 = t["walk_g1", 8], t["walk_g1", 64], t["walk_g32", 8], t["walk_g32", 64]
+    assert g1_64["median_ms"] > 2 * g1_8["median_ms"]
+    assert g1_64["dram_read_bytes"] > 5 * g32_64["dram_read_bytes"]
+    assert g32_8["median_ms"] > 3 * g32_64["median_ms"]
+    assert g1_64["median_ms"] > 10 * g32_64["median_ms"]
+
+
+def test_index_select_rows_is_a_copy_walk_priced_by_the_probe():
+    """index_select_rows (calibration, H200, 64 warps per SM): no unit held, the coalesced copy at the
+    probe's 42% of DRAM's peak; a warp per row measured 12.32x (events), coalescing ranks first at
+    11-13x (matched stalls alone said 7.67x)."""
+    ctx, report = _context("index_select_rows")
+    m = unit_model(ctx)
+    assert is_copy_walk(ctx) and m.unit_estimate == 1.0
+    assert 40.0 < coalesced_share(ctx) < 45.0
+    assert 11.0 < copy_walk_estimate(ctx, m) < 13.0
+    top = report.kernels[0].advice[0]
+    assert top.optimizer == "global_memory_coalescing" and top.location.line == 17
+    assert 11.0 < top.estimated_speedup < 13.0
+
+
+def test_a_read_only_walk_is_not_a_copy_walk():
+    """gemv_rows (calibration): a thread per row summing it, no store in the walk's loop; its
+    estimate is the unit model's (the L1 it unloads), not the copy's."""
+    ctx, _ = _context("gemv_rows")
+    assert not is_copy_walk(ctx)
+    assert copy_walk_estimate(ctx, unit_model(ctx)) is None
