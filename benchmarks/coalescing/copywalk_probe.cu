@@ -12,8 +12,10 @@
 //              over it (G = 1: a thread per row, every request on 32 lines; G = 32: a warp per row,
 //              one line), so each thread walks 64 / G steps and the grid has 2^19 * G threads;
 //              plain pointers: one LDG then one STG per step, in order.
+//   walkv4_g1  the thread-per-row walk moving float4s: 16 steps of a 16-byte load and store (what
+//              Memory Transaction Reduction's "fewer, wider accesses" makes of it).
 //
-// G = 1, 2, 4, 8, 16, 32 at 8, 16, 32 and 64 warps per SM (blocks of 256, resident blocks set by
+// G = 1, 2, 4, 8, 16, 32 (and walkv4_g1) at 8, 16, 32 and 64 warps per SM (blocks of 256, resident blocks set by
 // dynamic shared memory the kernel does not use). Run under ncu by record_probe.sh copywalk (time,
 // units' shares of peak, requests and sectors, DRAM bytes); not yet read by any model
 // (benchmarks/coalescing/README.md).
@@ -44,12 +46,23 @@ __global__ void __launch_bounds__(256) walk(float* out, const float* table, cons
   for (int k = lane; k < D; k += G) dst[k] = src[k];
 }
 
+__global__ void __launch_bounds__(256) walkv4(float* out, const float* table, const int* idx) {
+  const long r = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= ROWS) return;
+  const float4* src = reinterpret_cast<const float4*>(table + long(idx[r]) * D);
+  float4* dst = reinterpret_cast<float4*>(out + r * D);
+  for (int k = 0; k < D / 4; ++k) dst[k] = src[k];
+}
+
 using Kern = void (*)(float*, const float*, const int*);
 struct Mode {
-  int g;
+  const char* name;
+  int g;      // lanes per row (threads per row)
   Kern k;
 };
-static const Mode kModes[] = {{1, walk<1>}, {2, walk<2>}, {4, walk<4>}, {8, walk<8>}, {16, walk<16>}, {32, walk<32>}};
+static const Mode kModes[] = {{"walk_g1", 1, walk<1>},   {"walk_g2", 2, walk<2>},   {"walk_g4", 4, walk<4>},
+                              {"walk_g8", 8, walk<8>},   {"walk_g16", 16, walk<16>}, {"walk_g32", 32, walk<32>},
+                              {"walkv4_g1", 1, walkv4}};
 static const int kBlocksPerSm[] = {1, 2, 4, 8};   // x 8 warps: 8, 16, 32, 64 warps per SM
 
 int main(int argc, char** argv) {
@@ -76,7 +89,7 @@ int main(int argc, char** argv) {
     for (int bps : kBlocksPerSm) {
       const int warps = bps * 8;
       if (list) {
-        std::printf("walk_g%d warps_per_sm=%d\n", md.g, warps);
+        std::printf("%s warps_per_sm=%d\n", md.name, warps);
         continue;
       }
       const int smem = bps >= 8 ? 0 : (smem_sm / (bps + 1)) + 1024;
@@ -84,7 +97,7 @@ int main(int argc, char** argv) {
       auto go = [&] { md.k<<<grid, 256, smem>>>(out, table, idx); };
       float median = 0.f;
       CHECK(run_or_time(go, timed, a, b, &median));
-      if (timed) std::printf("walk_g%d warps_per_sm=%d median_ms=%.5f\n", md.g, warps, median);
+      if (timed) std::printf("%s warps_per_sm=%d median_ms=%.5f\n", md.name, warps, median);
     }
   }
   if (!list) CHECK(cudaDeviceSynchronize());
