@@ -5,15 +5,15 @@ coalesced copy (``benchmarks/coalescing/copywalk_probe.cu``; the ``copywalk`` ro
 Why: a thread that walks its own row with a load and a store per step (``for d: dst[d] = src[d]``)
 through pointers that may alias runs a serial chain of round trips, and with many warps per SM each
 lane's line no longer survives in the L1 or the L2 until its next step: the copywalk probe's per-lane
-walk read 11x its data from DRAM at 64 warps per SM and ran 3.1x slower there than at 8. No unit is
+walk read 10x its data from DRAM at 64 warps per SM and ran 3.2x slower there than at 8. No unit is
 held (the chain, not a unit, sets the time), so the unit model prices nothing, and the matched
 stalls leave out that the coalesced copy moves only its own bytes. What the coalesced copy runs at
-instead is measured: a warp per row of the probe (``walk_g32``) moved its bytes at 42% of DRAM's peak
-at 64 warps per SM (6.5% at 8: it is latency-bound too, a load then a store per warp step). So the
+instead is measured: a warp per row of the probe (``walk_g32``) moved its bytes at 43% of DRAM's peak
+at 64 warps per SM (6.7% at 8: it is latency-bound too, a load then a store per warp step). So the
 time after is the walk's ideal bytes (its accesses' ideal sectors) at that share of the kernel's
 DRAM peak, at the probed warps per SM nearest the kernel's; the estimate is the profiled time over
 it. Grounded on the calibration case index_select_rows (a thread per 256-byte row, 64 warps per SM:
-12.3x measured for a warp per row).
+12.3x measured for a warp per row; 11.9x priced).
 
 Only where the unit model found no held unit: a walk whose L1 or L2 holds the kernel is priced by
 the units it unloads (coalescing.py, lanewalk.py)."""
@@ -27,6 +27,8 @@ from .lanewalk import walk
 from .probe_tables import coalescing_devices, coalescing_name
 
 COALESCED = "walk_g32"     # the probe's warp per row
+NARROW, WIDE = "walk_g1", "walkv4_g1"   # the probe's thread per row moving floats, and float4s
+WIDE_BITS = 128
 
 
 def _rows(ctx) -> list[dict]:
@@ -77,3 +79,25 @@ def copy_walk_estimate(ctx, m: Model | None) -> float | None:
         return None
     peak = tp.dram_bytes / tp.duration_ns / (dram_pct / 100.0)      # bytes per ns
     return tp.duration_ns / (m.ideal_bytes / (share / 100.0 * peak))
+
+
+def widened_estimate(ctx, m: Model | None) -> float | None:
+    """For a per-lane copy walk no unit holds whose loads are narrower than 16 bytes: what the probe's
+    thread-per-row walk gained from moving float4s instead of floats (a quarter of the round trips
+    in each thread's chain; 3.28x at 64 warps per SM), at the probed warps per SM nearest the
+    kernel's; None otherwise. Memory Transaction Reduction's "fewer, wider accesses" on such a walk
+    (index_select_rows' float4: 3.73x). Narrower elements (halves) widened to 16 bytes shorten the
+    chain more than the probe's 4x; that is not priced."""
+    occ = ctx.occupancy
+    if m is None or m.unit_estimate > 1.0 or occ is None or occ.active_warps <= 0 or not is_copy_walk(ctx):
+        return None
+    widths = [site.instruction.memory.width for o in walk(ctx).loads
+              if (site := ctx.site(o)) is not None and site.instruction.memory is not None]
+    if not widths or max(widths) >= WIDE_BITS:
+        return None
+    rows = {(r["config"], r["warps_per_sm"]): r for r in _rows(ctx) if r.get("median_ms")}
+    probed = sorted({w for c, w in rows if c == WIDE and (NARROW, w) in rows})
+    if not probed:
+        return None
+    w = min(probed, key=lambda w: abs(math.log2(w) - math.log2(occ.active_warps)))
+    return rows[NARROW, w]["median_ms"] / rows[WIDE, w]["median_ms"]

@@ -29,7 +29,8 @@ overriding the hook; this file does not name it.
 
 from __future__ import annotations
 
-from ..coalescing import has_sectors, sector_excess
+from ..coalescing import has_sectors, model, sector_excess
+from ..copywalk import widened_estimate
 from ..gathers import index_groups, merge_estimate
 from .base import REGISTRY, Match, Optimizer, match_edges
 from .shared import drain_edges
@@ -86,10 +87,13 @@ class MemoryTransactionReduction(Optimizer):
         """The matched-stall estimate, or, where gathers share an index and the kernel's DRAM holds
         its time, what merging them into record gathers saves of its DRAM bytes
         (``analysis/gathers.py``, measured by benchmarks/coalescing/fieldgather_probe.cu), whichever
-        is larger."""
+        is larger; for a per-lane copy walk no unit holds, at least what the copywalk probe's walk
+        gained from float4 accesses (``analysis/copywalk.py``, ``widened_estimate``)."""
         est = super().estimate(ctx, match)
         merged = merge_estimate(ctx)
-        return max(est, merged[0]) if merged is not None else est
+        est = max(est, merged[0]) if merged is not None else est
+        wide = widened_estimate(ctx, model(ctx))
+        return max(est, wide) if wide is not None else est
 
     def describe(self, ctx, match: Match) -> str:
         if merge_estimate(ctx) is None:
