@@ -20,19 +20,14 @@ the units it unloads (coalescing.py, lanewalk.py)."""
 
 from __future__ import annotations
 
-import math
-
 from .coalescing import Model, borrowed_share_scale
+from .curves import nearest_warps
 from .lanewalk import walk
-from .probe_tables import coalescing_devices, coalescing_name
+from .probe_tables import coalescing_rows, dram_peak
 
 COALESCED = "walk_g32"     # the probe's warp per row
 NARROW, WIDE = "walk_g1", "walkv4_g1"   # the probe's thread per row moving floats, and float4s
 WIDE_BITS = 128
-
-
-def _rows(ctx) -> list[dict]:
-    return (coalescing_devices().get(coalescing_name(ctx.device, "copywalk")) or {}).get("copywalk") or []
 
 
 def is_copy_walk(ctx) -> bool:
@@ -48,37 +43,41 @@ def is_copy_walk(ctx) -> bool:
         ins = site.function.instructions
         for i in lp.instructions:
             mem = ins[i].memory
-            if mem is not None and mem.store and not mem.load and mem.space in ("global", "generic"):
+            if mem is not None and mem.global_write and not mem.atomic:
                 return True
     return False
+
+
+def _priced(ctx, m: Model | None) -> bool:
+    """Whether these estimates apply: a per-lane copy walk for which the unit model ``m`` found no
+    held unit (its unit estimate is 1) and the kernel's occupancy is known."""
+    occ = ctx.occupancy
+    return (m is not None and m.unit_estimate <= 1.0 and occ is not None and occ.active_warps > 0
+            and is_copy_walk(ctx))
 
 
 def coalesced_share(ctx) -> float | None:
     """The probe's coalesced copy's DRAM share of peak (%) at the probed warps per SM nearest the
     kernel's, on the kernel's device (a borrowed row's share converted: ``borrowed_share_scale``)."""
     occ = ctx.occupancy
-    rows = [r for r in _rows(ctx) if r["config"] == COALESCED and r.get("dram_pct")]
+    rows = [r for r in coalescing_rows(ctx.device, "copywalk") if r["config"] == COALESCED and r.get("dram_pct")]
     if not rows or occ is None or occ.active_warps <= 0:
         return None
-    r = min(rows, key=lambda r: abs(math.log2(r["warps_per_sm"]) - math.log2(occ.active_warps)))
-    return float(r["dram_pct"]) * borrowed_share_scale(ctx, "copywalk")
+    return float(nearest_warps(rows, occ.active_warps)["dram_pct"]) * borrowed_share_scale(ctx, "copywalk")
 
 
 def copy_walk_estimate(ctx, m: Model | None) -> float | None:
     """The profiled time over the coalesced copy's (the walk's ideal bytes, ``m.ideal_bytes``, at
     ``coalesced_share`` of the kernel's DRAM peak), for a per-lane copy walk no unit holds (the unit
     model ``m`` found none: its unit estimate is 1); None otherwise."""
-    if m is None or m.unit_estimate > 1.0 or m.ideal_bytes <= 0 or not is_copy_walk(ctx):
+    if not _priced(ctx, m) or m.ideal_bytes <= 0:
         return None
     tp = ctx.kernel.throughput
-    dram_pct = dict(tp.units).get("dram", 0.0) if tp is not None else 0.0
-    if not tp.dram_bytes or not tp.duration_ns or dram_pct <= 0:
-        return None
+    peak = dram_peak(tp.dram_bytes, tp.duration_ns, tp.pct("dram"))      # bytes per second
     share = coalesced_share(ctx)
-    if share is None or share <= 0:
+    if peak is None or share is None or share <= 0:
         return None
-    peak = tp.dram_bytes / tp.duration_ns / (dram_pct / 100.0)      # bytes per ns
-    return tp.duration_ns / (m.ideal_bytes / (share / 100.0 * peak))
+    return tp.duration_ns * 1e-9 / (m.ideal_bytes / (share / 100.0 * peak))
 
 
 def widened_estimate(ctx, m: Model | None) -> float | None:
@@ -88,16 +87,15 @@ def widened_estimate(ctx, m: Model | None) -> float | None:
     kernel's; None otherwise. Memory Transaction Reduction's "fewer, wider accesses" on such a walk
     (index_select_rows' float4: 3.73x). Narrower elements (halves) widened to 16 bytes shorten the
     chain more than the probe's 4x; that is not priced."""
-    occ = ctx.occupancy
-    if m is None or m.unit_estimate > 1.0 or occ is None or occ.active_warps <= 0 or not is_copy_walk(ctx):
+    if not _priced(ctx, m):
         return None
     widths = [site.instruction.memory.width for o in walk(ctx).loads
               if (site := ctx.site(o)) is not None and site.instruction.memory is not None]
     if not widths or max(widths) >= WIDE_BITS:
         return None
-    rows = {(r["config"], r["warps_per_sm"]): r for r in _rows(ctx) if r.get("median_ms")}
-    probed = sorted({w for c, w in rows if c == WIDE and (NARROW, w) in rows})
-    if not probed:
+    rows = {(r["config"], r["warps_per_sm"]): r for r in coalescing_rows(ctx.device, "copywalk") if r.get("median_ms")}
+    wide = [r for (c, w), r in rows.items() if c == WIDE and (NARROW, w) in rows]
+    if not wide:
         return None
-    w = min(probed, key=lambda w: abs(math.log2(w) - math.log2(occ.active_warps)))
+    w = nearest_warps(wide, ctx.occupancy.active_warps)["warps_per_sm"]
     return rows[NARROW, w]["median_ms"] / rows[WIDE, w]["median_ms"]

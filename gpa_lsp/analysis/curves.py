@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 
@@ -14,3 +15,9 @@ def linear_flat(pts: Sequence[Sequence[float]], x: float) -> float:
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return pts[-1][1]
+
+
+def nearest_warps(rows: Sequence[dict], warps: float) -> dict:
+    """The probe row (``rows``, not empty) whose ``warps_per_sm`` is nearest ``warps`` (> 0) in log2:
+    the probes run at 8, 16, 32 and 64 warps per SM, a doubling apart."""
+    return min(rows, key=lambda r: abs(math.log2(r["warps_per_sm"]) - math.log2(warps)))

@@ -44,7 +44,7 @@ from functools import lru_cache
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
 from .curves import linear_flat
-from .probe_tables import coalescing_devices, coalescing_name
+from .probe_tables import coalescing_devices, coalescing_name, coalescing_rows
 
 RECORD_BYTES = 16          # the widest load (LDG.128) a merged record gather can be
 LINE_BYTES = 128           # a row gather reads at least one line contiguously (row_gathers)
@@ -199,7 +199,7 @@ def row_gather_roof(ctx: KernelContext) -> float | None:
     runs = row_runs(ctx)
     if not runs:
         return None
-    rows = (coalescing_devices().get(coalescing_name(ctx.device, "rowgather")) or {}).get("rowgather")
+    rows = coalescing_rows(ctx.device, "rowgather")
     if not rows:
         return None
     rowed = frozenset().union(*(run for run, _ in runs))

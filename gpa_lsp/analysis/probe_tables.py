@@ -190,6 +190,12 @@ def coalescing_name(device, probe: str = "walk") -> str:
     return name_in(coalescing_devices(), device, probe)
 
 
+def coalescing_rows(device, probe: str) -> list[dict]:
+    """The rows of ``coalescing.json``'s ``probe`` that apply to ``device`` (``coalescing_name``: its
+    own, else its chip's), empty without any."""
+    return (coalescing_devices().get(coalescing_name(device, probe)) or {}).get(probe) or []
+
+
 def mlp_devices() -> dict:
     """Device name -> the memory-parallelism curves (``memory_parallelism.json``)."""
     return _load("memory_parallelism.json")

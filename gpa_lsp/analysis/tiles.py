@@ -31,9 +31,8 @@ without the rows (and no chip to borrow them from) gets 1: the loop-free roof as
 
 from __future__ import annotations
 
-import math
-
-from .probe_tables import coalescing_devices, coalescing_name
+from .curves import nearest_warps
+from .probe_tables import coalescing_rows
 
 # the advised tile: 32 x 32 elements moved by 32 x 8 threads, so each thread moves 4 of them
 TILE_ELEMENTS = 4
@@ -42,7 +41,7 @@ LARGE_BLOCK = 512
 
 
 def _rows(ctx) -> list[dict]:
-    return (coalescing_devices().get(coalescing_name(ctx.device, "tile")) or {}).get("tile") or []
+    return coalescing_rows(ctx.device, "tile")
 
 
 def _share(rows: list[dict], config: str, warps: float) -> tuple[float, int] | None:
@@ -51,7 +50,7 @@ def _share(rows: list[dict], config: str, warps: float) -> tuple[float, int] | N
     got = [r for r in rows if r["config"] == config and r.get("dram_pct")]
     if not got or warps <= 0:
         return None
-    r = min(got, key=lambda r: abs(math.log2(r["warps_per_sm"]) - math.log2(warps)))
+    r = nearest_warps(got, warps)
     return float(r["dram_pct"]), r["warps_per_sm"]
 
 

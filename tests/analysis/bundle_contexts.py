@@ -3,9 +3,13 @@ tests that check what the analysis saw: blame edges, gathers)."""
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from pathlib import Path
 
 from gpa_lsp.analysis import advisor
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def contexts_of(bundle: Path) -> tuple[list, object]:
@@ -24,3 +28,15 @@ def contexts_of(bundle: Path) -> tuple[list, object]:
     finally:
         advisor.build_context = real
     return caught, report
+
+
+def case_hottest(case: str, collector: str = "ncu") -> tuple[object, object]:
+    """(the context of the case's hottest kernel, the report) from its recorded bundle in kernels/."""
+    caught, report = contexts_of(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
+    return max(caught, key=lambda c: c.total), report
+
+
+def h200_probe(probe: str) -> list[dict]:
+    """The rows of ``coalescing.json``'s ``probe`` recorded on the H200."""
+    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
+    return d["devices"]["NVIDIA H200"][probe]

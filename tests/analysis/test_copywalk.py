@@ -4,25 +4,13 @@ H200), which walks count as copies, and the estimate on the calibration case ind
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-from pathlib import Path
-
-from bundle_contexts import contexts_of
+from bundle_contexts import case_hottest, h200_probe
 from gpa_lsp.analysis.copywalk import coalesced_share, copy_walk_estimate, is_copy_walk, widened_estimate
 from gpa_lsp.analysis.optimizers.global_memory_coalescing import unit_model
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _probe() -> dict[tuple[str, int], dict]:
-    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
-    return {(r["config"], r["warps_per_sm"]): r for r in d["devices"]["NVIDIA H200"]["copywalk"]}
-
-
-def _context(case: str, collector: str = "ncu"):
-    caught, report = contexts_of(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
-    return max(caught, key=lambda c: c.total), report
+    return {(r["config"], r["warps_per_sm"]): r for r in h200_probe("copywalk")}
 
 
 def test_the_per_lane_copy_walk_thrashes_as_warps_grow():
@@ -40,7 +28,7 @@ def test_index_select_rows_is_a_copy_walk_priced_by_the_probe():
     """index_select_rows (calibration, H200, 64 warps per SM): no unit held, the coalesced copy at the
     probe's 43% of DRAM's peak; a warp per row measured 12.32x (events), coalescing ranks first at
     11-13x (matched stalls alone said 7.67x)."""
-    ctx, report = _context("index_select_rows")
+    ctx, report = case_hottest("index_select_rows")
     m = unit_model(ctx)
     assert is_copy_walk(ctx) and m.unit_estimate == 1.0
     assert 40.0 < coalesced_share(ctx) < 45.0
@@ -53,7 +41,7 @@ def test_index_select_rows_is_a_copy_walk_priced_by_the_probe():
 def test_a_read_only_walk_is_not_a_copy_walk():
     """gemv_rows (calibration): a thread per row summing it, no store in the walk's loop; its
     estimate is the unit model's (the L1 it unloads), not the copy's."""
-    ctx, _ = _context("gemv_rows")
+    ctx, _ = case_hottest("gemv_rows")
     assert not is_copy_walk(ctx)
     assert copy_walk_estimate(ctx, unit_model(ctx)) is None
 
@@ -65,7 +53,7 @@ def test_float4_shortens_the_per_lane_chain_and_memory_transaction_reduction_say
     t = _probe()
     for w in (8, 16, 32, 64):
         assert 2.0 < t["walk_g1", w]["median_ms"] / t["walkv4_g1", w]["median_ms"] < 4.0
-    ctx, report = _context("index_select_rows")
+    ctx, report = case_hottest("index_select_rows")
     assert 3.0 < widened_estimate(ctx, unit_model(ctx)) < 3.6
     mtr = next(a for a in report.kernels[0].advice if a.optimizer == "memory_transaction_reduction")
     assert 3.0 < mtr.estimated_speedup < 3.6
@@ -73,5 +61,5 @@ def test_float4_shortens_the_per_lane_chain_and_memory_transaction_reduction_say
 
 def test_a_read_only_walk_is_not_widened():
     """gemv_rows' walk is read-only (no copy): nothing to widen by this rule."""
-    ctx, _ = _context("gemv_rows")
+    ctx, _ = case_hottest("gemv_rows")
     assert widened_estimate(ctx, unit_model(ctx)) is None

@@ -5,26 +5,14 @@ calibration case filter2d_5x5, whose taps are misaligned; transpose-like accesse
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-from pathlib import Path
-
 import pytest
 
-from bundle_contexts import contexts_of
+from bundle_contexts import case_hottest, h200_probe
 from gpa_lsp.analysis.coalescing import misaligned_only, remappable_excess, sector_excess
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe() -> dict[tuple[str, int], dict]:
-    d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
-    return {(r["config"], r["warps_per_sm"]): r for r in d["devices"]["NVIDIA H200"]["misalign"]}
-
-
-def _context(case: str, collector: str = "ncu"):
-    caught, report = contexts_of(ROOT / "kernels" / case / "recorded" / f"{collector}.gpabundle")
-    return max(caught, key=lambda c: c.total), report
+    return {(r["config"], r["warps_per_sm"]): r for r in h200_probe("misalign")}
 
 
 def test_the_extra_sector_moves_no_dram_bytes_and_costs_little():
@@ -67,7 +55,7 @@ def test_filter2d_taps_are_misaligned_and_not_coalescings():
     """filter2d_5x5 (calibration): its taps load 5 sectors for 4; no excess is left for Global
     Memory Coalescing, while Memory Transaction Reduction still leaves that share out, and the
     coalescing advice (1.03x before the rule) is gone."""
-    ctx, report = _context("filter2d_5x5")
+    ctx, report = case_hottest("filter2d_5x5")
     misaligned = [o for o, p in ctx.pcs.items()
                   if p.sectors and p.ideal_sectors and p.executed
                   and p.sectors / p.executed > p.ideal_sectors / p.executed * 1.01]
@@ -81,6 +69,6 @@ def test_filter2d_taps_are_misaligned_and_not_coalescings():
 def test_uncoalesced_accesses_keep_their_excess():
     """layout_nhwc (calibration): its transposed store puts each lane in its own sector; the rule
     leaves that excess to coalescing, which still ranks first."""
-    ctx, report = _context("layout_nhwc")
+    ctx, report = case_hottest("layout_nhwc")
     assert max(remappable_excess(ctx, o) for o in ctx.pcs) > 0.7
     assert report.kernels[0].advice[0].optimizer == "global_memory_coalescing"
