@@ -140,7 +140,7 @@ _REG = re.compile(r"\b(U?R\d+)\b")
 def reloads(function) -> frozenset[int]:
     """Offsets of global loads that re-read an address already loaded before an intervening store."""
     out: set[int] = set()
-    for blk_start, blk_end in _blocks(function):
+    for blk_start, blk_end in straight_runs(function):
         version: dict[str, int] = {}
         seen: dict[tuple, bool] = {}     # address key -> a store happened since it was loaded
         for ins in function.instructions[blk_start:blk_end]:
@@ -162,7 +162,7 @@ def reloads(function) -> frozenset[int]:
     return frozenset(out)
 
 
-def _blocks(function):
+def straight_runs(function):
     """(first, last) instruction index ranges of straight-line runs (split at branches and their targets)."""
     ins = function.instructions
     targets = {i.branch_target for i in ins if i.branch_target is not None}
