@@ -8,10 +8,29 @@ together (that is why the cycle is idle), so their moved instructions land in th
 cycles: the cycles filled are at most one warp's issue cycles in the scope -- its ``selected``
 samples (~ A/k) -- not the scheduler's issued samples A (which would assume the k warps' moved
 work fills k disjoint sets of idle cycles). With one warp per scheduler both are the same.
+
+Why a prefetch is paid in issue slots (``prefetch_ceiling``): hiding a load's latency inside a loop
+means issuing it an iteration early, and the loop then computes, one iteration ahead, what decides
+the next iteration's addresses and guards, and carries the prefetched values in registers. Where the
+scheduler idles that work fills idle slots; where the kernel is issue-bound it adds to the time. The
+calibration case kernels/structure_tensor (a run-time 5 x 5 tap nest over 8 bands, issue at 82% of
+peak) carried the advice out as a developer would: 45 instructions per tap for ~20, 0.43x, against
+1.05x estimated. So the estimate is held to what the issue slots allow: the time is at least the
+issue share U times (1 + a), a the issue work the prefetch adds per iteration -- the matched loads'
+address and guard arithmetic in the loop body (their backward slice there) plus one move per load,
+over the body's instructions (latency-weighted over the loops). structure_tensor: a = 0.60-0.77,
+ceiling 0.69-0.77x, no advice. The calibration cases where the advice helped run at 28-44% issue and
+keep their estimates (prefetch_reorder 1.13x, ceiling 1.17x; kde_tiled 1.05x, 1.24x; btree_search
+1.02x, 2.25x; nbody_direct 1.26x, 2.1x). The slice over-counts where the compiler would reuse the
+current iteration's arithmetic (an induction variable): a bound, not a price.
 """
 
 from __future__ import annotations
 
+import math
+
+from ...sass.opcodes import BRANCHES
+from ..deletion import address_registers
 from .base import Estimator, Match, Optimizer, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
@@ -33,3 +52,71 @@ class CodeReordering(Optimizer):
             return None
         return Match(m.edges, m.samples, m.latency,
                      loop_scopes_for(ctx, m.edges, function_scope=True, own_issue=True))
+
+    def estimate(self, ctx, match: Match) -> float:
+        return min(super().estimate(ctx, match), prefetch_ceiling(ctx, match))
+
+
+def _address_slice(function, body: frozenset[int], loads: list[int]) -> set[int]:
+    """Indices of the loop body's arithmetic the loads' addresses and guards come from: their backward
+    slice in the body, each use reaching back to the nearest def before it in layout order, else to
+    the body's last def (carried around the back edge); registers defined outside the loop stop it."""
+    ins = function.instructions
+    order = sorted(body)
+    pos = {k: n for n, k in enumerate(order)}
+
+    def reaching(k: int, r: str) -> int | None:
+        n = pos[k]
+        for m in range(n - 1, -1, -1):
+            if r in ins[order[m]].dsts:
+                return order[m]
+        for m in range(len(order) - 1, n - 1, -1):
+            if r in ins[order[m]].dsts:
+                return order[m]
+        return None
+
+    todo: list[tuple[int, str]] = []
+    for k in loads:
+        todo += [(k, r) for r in address_registers(ins[k])]
+        if ins[k].predicate:
+            todo.append((k, ins[k].predicate))
+    seen: set[tuple[int, str]] = set()
+    out: set[int] = set()
+    while todo:
+        use = todo.pop()
+        if use in seen:
+            continue
+        seen.add(use)
+        d = reaching(*use)
+        if d is None or d in out or ins[d].memory is not None or ins[d].base_opcode in BRANCHES:
+            continue
+        out.add(d)
+        todo += [(d, r) for r in ins[d].srcs]
+    return out
+
+
+def prefetch_ceiling(ctx, match: Match) -> float:
+    """1 / (U (1 + a)): the most a prefetch of the matched loads can gain when the issue work it
+    adds (``a``, see the module docstring) is paid in issue slots at the kernel's issue share U of
+    peak; inf without an issue measurement or a matched load waited on in its own loop."""
+    t = ctx.kernel.throughput
+    u = t.pct("issue") if t is not None else None
+    if not u:
+        return math.inf
+    loops: dict[int, list] = {}          # header -> [scope, matched latency, load offsets]
+    for e in match.edges:
+        site = ctx.site(e.def_)
+        lp = ctx.loop_of(e.def_)
+        if site is None or lp is None or site.instruction.memory is None or ctx.loop_of(e.use) is not lp:
+            continue
+        got = loops.setdefault(lp.header_offset, [lp, 0.0, set(), site.function])
+        got[1] += e.latency
+        got[2].add(site.index)
+    weight = sum(g[1] for g in loops.values())
+    if weight <= 0:
+        return math.inf
+    a = 0.0
+    for lp, latency, loads, fn in loops.values():
+        added = len(_address_slice(fn, lp.instructions, sorted(loads))) + len(loads)
+        a += latency / weight * added / max(1, len(lp.instructions))
+    return 1.0 / (u / 100.0 * (1.0 + a))
