@@ -14,8 +14,10 @@
 //              plain pointers: one LDG then one STG per step, in order.
 //   walkv4_g1  the thread-per-row walk moving float4s: 16 steps of a 16-byte load and store (what
 //              Memory Transaction Reduction's "fewer, wider accesses" makes of it).
+//   walkh_g1   the thread-per-row walk moving 2-byte elements (halves): 128 steps per 256-byte row,
+//              whose 16-byte form is walkv4_g1 (the same bytes in 16 steps: 8x fewer round trips).
 //
-// G = 1, 2, 4, 8, 16, 32 (and walkv4_g1) at 8, 16, 32 and 64 warps per SM (blocks of 256, resident blocks set by
+// G = 1, 2, 4, 8, 16, 32 (and walkv4_g1, walkh_g1) at 8, 16, 32 and 64 warps per SM (blocks of 256, resident blocks set by
 // dynamic shared memory the kernel does not use). Run under ncu by record_probe.sh copywalk (time,
 // units' shares of peak, requests and sectors, DRAM bytes); not yet read by any model
 // (benchmarks/coalescing/README.md).
@@ -54,6 +56,14 @@ __global__ void __launch_bounds__(256) walkv4(float* out, const float* table, co
   for (int k = 0; k < D / 4; ++k) dst[k] = src[k];
 }
 
+__global__ void __launch_bounds__(256) walkh(float* out, const float* table, const int* idx) {
+  const long r = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= ROWS) return;
+  const unsigned short* src = reinterpret_cast<const unsigned short*>(table + long(idx[r]) * D);
+  unsigned short* dst = reinterpret_cast<unsigned short*>(out + r * D);
+  for (int k = 0; k < 2 * D; ++k) dst[k] = src[k];
+}
+
 using Kern = void (*)(float*, const float*, const int*);
 struct Mode {
   const char* name;
@@ -62,7 +72,7 @@ struct Mode {
 };
 static const Mode kModes[] = {{"walk_g1", 1, walk<1>},   {"walk_g2", 2, walk<2>},   {"walk_g4", 4, walk<4>},
                               {"walk_g8", 8, walk<8>},   {"walk_g16", 16, walk<16>}, {"walk_g32", 32, walk<32>},
-                              {"walkv4_g1", 1, walkv4}};
+                              {"walkv4_g1", 1, walkv4}, {"walkh_g1", 1, walkh}};
 static const int kBlocksPerSm[] = {1, 2, 4, 8};   // x 8 warps: 8, 16, 32, 64 warps per SM
 
 int main(int argc, char** argv) {

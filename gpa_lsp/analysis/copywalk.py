@@ -26,8 +26,10 @@ from .lanewalk import walk
 from .probe_tables import coalescing_rows, dram_peak
 
 COALESCED = "walk_g32"     # the probe's warp per row
-NARROW, WIDE = "walk_g1", "walkv4_g1"   # the probe's thread per row moving floats, and float4s
+WIDE = "walkv4_g1"         # the probe's thread per row moving 16-byte elements
 WIDE_BITS = 128
+# the probe's thread per row moving elements of this many bits: what widening to 16 bytes is measured against
+NARROW = {32: "walk_g1", 16: "walkh_g1"}
 
 
 def is_copy_walk(ctx) -> bool:
@@ -82,20 +84,21 @@ def copy_walk_estimate(ctx, m: Model | None) -> float | None:
 
 def widened_estimate(ctx, m: Model | None) -> float | None:
     """For a per-lane copy walk no unit holds whose loads are narrower than 16 bytes: what the probe's
-    thread-per-row walk gained from moving float4s instead of floats (a quarter of the round trips
-    in each thread's chain; 3.28x at 64 warps per SM), at the probed warps per SM nearest the
-    kernel's; None otherwise. Memory Transaction Reduction's "fewer, wider accesses" on such a walk
-    (index_select_rows' float4: 3.73x). Narrower elements (halves) widened to 16 bytes shorten the
-    chain more than the probe's 4x; that is not priced."""
+    thread-per-row walk of elements that wide gained from moving 16 bytes per step instead (floats:
+    a quarter of the round trips in each thread's chain, 3.3x at 64 warps per SM; halves: an eighth,
+    6.2x), at the probed warps per SM nearest the kernel's; None otherwise, and for element widths
+    the probe did not walk (bytes, doubles). Memory Transaction Reduction's "fewer, wider accesses"
+    on such a walk (index_select_rows' float4: 3.73x)."""
     if not _priced(ctx, m):
         return None
     widths = [site.instruction.memory.width for o in walk(ctx).loads
               if (site := ctx.site(o)) is not None and site.instruction.memory is not None]
-    if not widths or max(widths) >= WIDE_BITS:
+    if not widths or max(widths) >= WIDE_BITS or max(widths) not in NARROW:
         return None
+    narrow = NARROW[max(widths)]
     rows = {(r["config"], r["warps_per_sm"]): r for r in coalescing_rows(ctx.device, "copywalk") if r.get("median_ms")}
-    wide = [r for (c, w), r in rows.items() if c == WIDE and (NARROW, w) in rows]
+    wide = [r for (c, w), r in rows.items() if c == WIDE and (narrow, w) in rows]
     if not wide:
         return None
     w = nearest_warps(wide, ctx.occupancy.active_warps)["warps_per_sm"]
-    return rows[NARROW, w]["median_ms"] / rows[WIDE, w]["median_ms"]
+    return rows[narrow, w]["median_ms"] / rows[WIDE, w]["median_ms"]

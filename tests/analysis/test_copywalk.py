@@ -5,7 +5,7 @@ H200), which walks count as copies, and the estimate on the calibration case ind
 from __future__ import annotations
 
 from bundle_contexts import case_hottest, h200_probe
-from gpa_lsp.analysis.copywalk import coalesced_share, copy_walk_estimate, is_copy_walk, widened_estimate
+from gpa_lsp.analysis.copywalk import NARROW, coalesced_share, copy_walk_estimate, is_copy_walk, widened_estimate
 from gpa_lsp.analysis.optimizers.global_memory_coalescing import unit_model
 
 
@@ -63,3 +63,15 @@ def test_a_read_only_walk_is_not_widened():
     """gemv_rows' walk is read-only (no copy): nothing to widen by this rule."""
     ctx, _ = case_hottest("gemv_rows")
     assert widened_estimate(ctx, unit_model(ctx)) is None
+
+
+def test_halves_widened_to_16_bytes_shorten_the_chain_eightfold():
+    """The probe's thread per row moving 2-byte elements (128 steps per 256-byte row) against the same
+    rows in 16-byte steps (walkv4_g1, 16 steps): 4-6.5x at 8-64 warps per SM, well above the floats'
+    2.3-3.3x (a quarter of the round trips). Priced for a walk of 16-bit loads (copywalk.NARROW)."""
+    t = _probe()
+    for w in (8, 16, 32, 64):
+        halves = t["walkh_g1", w]["median_ms"] / t["walkv4_g1", w]["median_ms"]
+        floats = t["walk_g1", w]["median_ms"] / t["walkv4_g1", w]["median_ms"]
+        assert 3.5 < halves < 7.0 and halves > floats * 1.2
+    assert set(NARROW) == {16, 32}
