@@ -28,7 +28,7 @@ loads cause. Runs without such a boundary are left out (nothing for restrict to 
 from __future__ import annotations
 
 from .model import Function, Instruction
-from .opcodes import GLOBAL_LOADS
+from .opcodes import CTA_BARRIERS, GLOBAL_LOADS
 from .operands import address_registers, memory_operand
 from .patterns import function_pattern, straight_runs
 
@@ -91,3 +91,43 @@ def aliased_rounds(function: Function) -> dict[int, float]:
             for off in loads:
                 out[off] = ratio
     return out
+
+
+def load_rounds(function: Function) -> int:
+    """The round trips of global loads (plain or ``.CONSTANT``) over the function's straight-line runs:
+    per run, one plus one for every load that an instruction since the previous load waited on an
+    earlier load's value. What a fix that lets loads go out together (``__restrict__``) lowers:
+    ``gpa verify`` compares it between the original and the fix's build."""
+    total = 0
+    ins = function.instructions
+    for start, end in straight_runs(function):
+        pending: set[str] = set()
+        loads = rounds = 0
+        waited = False
+        for i in ins[start:end]:
+            if pending and (i.srcs & pending):
+                pending.clear()
+                waited = True
+            if i.base_opcode in GLOBAL_LOADS:
+                if loads == 0 or waited:
+                    rounds += 1
+                loads += 1
+                waited = False
+                pending |= i.dsts
+        total += rounds
+    return total
+
+
+def loads_behind_barriers(function: Function) -> int:
+    """Global loads that a block barrier precedes in their straight-line run: a plain load stays
+    below ``bar.sync``, a read-only one may move above it (benchmarks/restrict ``barrier``)."""
+    count = 0
+    ins = function.instructions
+    for start, end in straight_runs(function):
+        seen_barrier = False
+        for i in ins[start:end]:
+            if i.base_opcode in CTA_BARRIERS:
+                seen_barrier = True
+            elif seen_barrier and i.base_opcode in GLOBAL_LOADS:
+                count += 1
+    return count

@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..analysis.advisor import advise_bundle, build_context
 from ..analysis.model import Advice, KernelReport, Report, to_json
+from ..analysis.optimizers.restrict_pointer import kernel_reloads
 from ..analysis.sources import make_reader
 from ..build import build_cubins
 from ..config import Config
@@ -30,6 +31,7 @@ from ..profile.bundle import read_bundle
 from ..profile.source_paths import map_source_path
 from ..profile.demangle import base_name
 from ..sass import load_program
+from ..sass.batches import load_rounds, loads_behind_barriers
 from . import dynamic, static, store, timing
 from .apply import attach, worth_trying
 from .model import Verification, short_device
@@ -197,6 +199,19 @@ class Experiment:
                                        note="nvcc already unrolls this loop further: the pragma would "
                                             f"lower it ({diff.instructions[0]} -> {diff.instructions[1]} "
                                             "instructions)"), s
+        if fix.kind == "restrict" and ctx is not None and not kernel_reloads(ctx):
+            # no reloads: the gain is loads going out ahead of stores and barriers, which no deletion
+            # shows; the rebuilt fix's round trips say whether nvcc let them (sass/batches.py)
+            trips = load_rounds(before), load_rounds(after)
+            if trips[1] < trips[0]:
+                return dataclasses.replace(base, diff=diff, note=f"the loads go out together: {trips[0]} -> "
+                                                                 f"{trips[1]} round trips through global memory"), s
+            behind = loads_behind_barriers(before), loads_behind_barriers(after)
+            if behind[1] < behind[0]:
+                return dataclasses.replace(base, diff=diff, note=f"loads move above the barriers: {behind[0]} -> "
+                                                                 f"{behind[1]} behind one"), s
+            return dataclasses.replace(base, diff=diff, static_speedup=1.0,
+                                       note="no load goes out earlier in the fix's build: no round trip saved"), s
         if fix.kind in static.DELETING and ctx is not None:
             counts = {k: len(v) for k, v in static.groups(before, self.keys.rebuilt(orig_scratch)).items()}
             deleted = static.deleted_offsets(ctx.entry, removed, self.keys.recorded, counts) if removed else frozenset()

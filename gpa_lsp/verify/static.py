@@ -13,7 +13,9 @@ What the comparison decides:
   follows the first load, a repeated conversion the first) and the estimate is recomputed with
   the deletion model (analysis/deletion.py): their own samples, the stalls waiting on their
   results, the waits at them, the address arithmetic that dies with them, and the share of the
-  LG queue that deleted accesses free (analysis/optimizers/shared.py) (Eq. 2).
+  LG queue that deleted accesses free (analysis/optimizers/shared.py) (Eq. 2). Restrict without
+  aliasing reloads deletes nothing: the runner compares the two builds' round trips of global loads
+  instead (``sass.batches.load_rounds``, ``loads_behind_barriers``; docs/verification.md).
 """
 
 from __future__ import annotations
