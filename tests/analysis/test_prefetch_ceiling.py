@@ -66,3 +66,33 @@ def test_the_slice_follows_the_nearest_def():
                             if ctx.loop_of(x.def_) is lp and ctx.site(x.def_).instruction.memory is not None})
             sizes.append((len(lp.instructions), len(_address_slice(site.function, lp.instructions, loads))))
     assert sizes and all(0 < s < n for n, s in sizes)
+
+
+PROBE = ROOT / "benchmarks" / "reorder"
+
+
+def test_the_probe_never_beats_the_ceiling(build_cubin):
+    """benchmarks/reorder/prefetch_probe.cu (H200): one run-time 5 x 5 tap nest with 1, 4 or 16 FMAs per
+    tap, plain and with the next tap loaded an iteration early. At ~55 warps per SM the plain kernels
+    issue at 66-83% of peak; the ceiling 1 / (U (1 + a)), a from the plain kernel's SASS (its inner
+    loop's address-and-guard slice), is under 1 where the prefetch lost (0.57x, 0.68x) and above what
+    it measured where it gained (1.05x)."""
+    from gpa_lsp.analysis.flow import build_flow, loop_scopes
+    from gpa_lsp.sass import load_program
+    from gpa_lsp.sass.opcodes import GLOBAL_LOADS
+
+    rows = {(r["config"], r["warps_per_sm"]): r
+            for r in json.loads((PROBE / "prefetch_h200.json").read_text())["rows"]}
+    program = load_program(build_cubin(PROBE / "prefetch_probe.cu"))
+    for f in (1, 4, 16):
+        fn = next(x for x in program.functions if x.name.startswith(f"_Z4tapsILi{f}E"))
+        inner = max(loop_scopes(fn, build_flow(fn)), key=lambda s: s.depth)
+        loads = [k for k in inner.instructions if fn.instructions[k].base_opcode in GLOBAL_LOADS]
+        a = (len(_address_slice(fn, inner.instructions, loads)) + len(loads)) / len(inner.instructions)
+        plain, pre = rows[f"taps_f{f}", 64], rows[f"taps_f{f}_pre", 64]
+        measured = plain["median_ms"] / pre["median_ms"]
+        ceiling = 1.0 / (plain["issue_pct"] / 100.0 * (1.0 + a))
+        assert measured <= ceiling
+        assert (ceiling < 1.0) == (measured < 1.0)
+        # the added work the slice predicts is at most what the prefetch really added
+        assert 1.0 + a <= pre["instructions"] / plain["instructions"]
