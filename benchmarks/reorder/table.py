@@ -7,11 +7,12 @@ warps active per scheduler.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from gpa_lsp.profile.throughput import parse_raw_csv  # noqa: E402
 
 NCU = {"issue_pct": "smsp__issue_active.avg.pct_of_peak_sustained_active",
        "instructions": "smsp__inst_executed.sum",
@@ -22,12 +23,10 @@ def rows(folder: Path) -> list[dict]:
     configs = [line.split() for line in (folder / "prefetch_list.txt").read_text().splitlines() if line.strip()]
     times = {tuple(p[:2]): float(p[2].split("=")[1])
              for p in (line.split() for line in (folder / "prefetch_times.txt").read_text().splitlines()) if len(p) == 3}
-    text = (folder / "prefetch_ncu.csv").read_text()
-    table = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
-    head, data = table[0], table[2:]
+    launches = parse_raw_csv((folder / "prefetch_ncu.csv").read_text(), wanted=set(NCU.values()))
     out = []
-    for cfg, r in zip(configs, data):
-        got = {k: float(r[head.index(m)].replace(",", "")) for k, m in NCU.items()}
+    for cfg, (_, got_raw) in zip(configs, launches):
+        got = {k: got_raw[m] for k, m in NCU.items()}
         out.append({"config": cfg[0], "warps_per_sm": int(cfg[1].split("=")[1]), "median_ms": times[tuple(cfg)],
                     **{k: round(v, 2) for k, v in got.items()}})
     return out

@@ -7,11 +7,12 @@ shares of peak, DRAM bytes and L2 sectors from L1.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from gpa_lsp.profile.throughput import parse_raw_csv  # noqa: E402
 
 NCU = {"us": "gpu__time_duration.sum", "dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
        "l2_pct": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -20,22 +21,16 @@ NCU = {"us": "gpu__time_duration.sum", "dram_pct": "dram__throughput.avg.pct_of_
        "warps_per_scheduler": "smsp__warps_active.avg.per_cycle_active"}
 
 
-def _num(text: str) -> float:
-    return float(text.replace(",", ""))
-
-
 def rows(folder: Path) -> list[dict]:
     configs = [line.split() for line in (folder / "batch_list.txt").read_text().splitlines() if line.strip()]
     times = {tuple(p[:3]): float(p[3].split("=")[1])
              for p in (line.split() for line in (folder / "batch_times.txt").read_text().splitlines()) if len(p) == 4}
-    text = (folder / "batch_ncu.csv").read_text()
-    table = list(csv.reader(io.StringIO(text[text.index('"ID"'):])))
-    head, data = table[0], table[2:]
+    launches = parse_raw_csv((folder / "batch_ncu.csv").read_text(), wanted=set(NCU.values()))
     out: dict[tuple[str, int], dict] = {}
-    for cfg, r in zip(configs, data):
+    for cfg, (_, r) in zip(configs, launches):
         walk, which, warps = cfg[0], cfg[1], int(cfg[2].split("=")[1])
         row = out.setdefault((walk, warps), {"walk": walk, "warps_per_sm": warps})
-        got = {k: _num(r[head.index(m)]) for k, m in NCU.items()}
+        got = {k: r[m] for k, m in NCU.items()}
         got["dram_read_mb"] /= 1e6
         got["l2_sectors_m"] /= 1e6
         got["us"] /= 1e3
