@@ -18,11 +18,12 @@ peak) carried the advice out as a developer would: 45 instructions per tap for ~
 1.05x estimated. So the estimate is held to what the issue slots allow: the time is at least the
 issue share U times (1 + a), a the issue work the prefetch adds per iteration -- the matched loads'
 address and guard arithmetic in the loop body (their backward slice there) plus one move per load,
-over the body's instructions (latency-weighted over the loops). structure_tensor: a = 0.60-0.77,
-ceiling 0.69-0.77x, no advice. The calibration cases where the advice helped run at 28-44% issue and
-keep their estimates (prefetch_reorder 1.13x, ceiling 1.17x; kde_tiled 1.05x, 1.24x; btree_search
-1.02x, 2.25x; nbody_direct 1.26x, 2.1x). The slice over-counts where the compiler would reuse the
-current iteration's arithmetic (an induction variable): a bound, not a price.
+over the body's instructions (latency-weighted over the loops). structure_tensor: a = 0.18 and 0.72
+in its two tap loops, ceiling 0.87x, no advice. The calibration cases where the advice helped run at
+28-44% issue and keep their estimates (prefetch_reorder 1.13x, ceiling 1.51x; kde_tiled 1.05x, 2.07x;
+btree_search 1.02x, 2.41x; nbody_direct 1.26x, 3.6x). benchmarks/reorder/prefetch_probe.cu checked
+the bound on one tap nest at 66-83% issue: the prefetch never beat it, and the slice's a stayed a
+little under the instructions the prefetch really added (a bound, not a price).
 """
 
 from __future__ import annotations

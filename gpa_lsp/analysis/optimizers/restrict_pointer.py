@@ -141,8 +141,8 @@ def batched_rounds(ctx) -> dict[int, float]:
 def batching(ctx, match: Match, batched: dict[int, float]) -> float:
     """Batched round trips overlap: the waits on a load of a run with ``k`` rounds now and one
     after shrink to 1/k of themselves (the round trips of one batch overlap, waits with waits);
-    the other matched loads keep GPA's latency hiding. Bounded by the memory-parallelism roof
-    and every unit's headroom (``RestrictPointer.throughput_bound``)."""
+    the other matched loads keep GPA's latency hiding. Bounded by the memory-parallelism roof at
+    factor 1 (``RestrictPointer.mlp_factor_for``) and by DRAM's headroom (``keeps``)."""
     saved = rest = 0.0
     for e in match.edges:
         k = batched.get(e.def_)
@@ -197,7 +197,6 @@ class RestrictPointer(Optimizer):
         if match is None or "reloads" in match.data:
             return None
         return 1.0 if "batched" in match.data else 4.0
-
 
     def explained_throttle(self, ctx) -> dict[int, float]:
         """The memory-throttle samples that the reloads explain: on them and on the queue they fill."""
