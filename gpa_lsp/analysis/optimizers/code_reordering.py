@@ -29,6 +29,7 @@ little under the instructions the prefetch really added (a bound, not a price).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 from ...sass.opcodes import BRANCHES
 from ..deletion import address_registers
@@ -65,16 +66,17 @@ def _address_slice(function, body: frozenset[int], loads: list[int]) -> set[int]
     ins = function.instructions
     order = sorted(body)
     pos = {k: n for n, k in enumerate(order)}
+    defs: dict[str, list[int]] = {}          # register -> positions in the body defining it, ascending
+    for n, k in enumerate(order):
+        for r in ins[k].dsts:
+            defs.setdefault(r, []).append(n)
 
     def reaching(k: int, r: str) -> int | None:
-        n = pos[k]
-        for m in range(n - 1, -1, -1):
-            if r in ins[order[m]].dsts:
-                return order[m]
-        for m in range(len(order) - 1, n - 1, -1):
-            if r in ins[order[m]].dsts:
-                return order[m]
-        return None
+        at = defs.get(r)
+        if not at:
+            return None
+        i = bisect_left(at, pos[k])
+        return order[at[i - 1] if i > 0 else at[-1]]     # the nearest before, else the last (carried)
 
     todo: list[tuple[int, str]] = []
     for k in loads:
