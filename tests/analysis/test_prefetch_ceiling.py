@@ -96,3 +96,16 @@ def test_the_probe_never_beats_the_ceiling(build_cubin):
         assert (ceiling < 1.0) == (measured < 1.0)
         # the added work the slice predicts is at most what the prefetch really added
         assert 1.0 + a <= pre["instructions"] / plain["instructions"]
+
+
+@pytest.mark.parametrize("collector", ["ncu", "cupti"])
+def test_where_the_ceiling_holds_the_estimate_the_advice_says_why(collector):
+    """particle_blocks (calibration, issue at ~70% of peak): Code Reordering's latency estimate 1.10x
+    is held to the ceiling, and so is its range; the text names the issue share."""
+    ctx, report = case_hottest("particle_blocks", collector)
+    m = by_id("code_reordering").match(ctx)
+    ceiling = prefetch_ceiling(ctx, m)
+    a = _advice(report, "code_reordering")
+    assert a is not None and a.estimated_speedup == pytest.approx(ceiling, abs=0.005) and ceiling < 1.09
+    assert a.estimate_high is None or a.estimate_high <= a.estimated_speedup + 1e-9
+    assert "At most" in a.suggestion and f"{ctx.kernel.throughput.pct('issue'):.0f}% of its peak" in a.suggestion

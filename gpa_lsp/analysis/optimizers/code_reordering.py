@@ -58,6 +58,24 @@ class CodeReordering(Optimizer):
     def estimate(self, ctx, match: Match) -> float:
         return min(super().estimate(ctx, match), prefetch_ceiling(ctx, match))
 
+    def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
+        """The latency range, held to the same ceiling as the estimate."""
+        rng = super().estimate_range(ctx, match, point)
+        if rng is None:
+            return None
+        cap = max(point, prefetch_ceiling(ctx, match))
+        return min(rng[0], cap), min(rng[1], cap)
+
+    def describe(self, ctx, match: Match) -> str:
+        """The suggestion, and where the issue slots hold the estimate, why it is no higher."""
+        ceiling = prefetch_ceiling(ctx, match)
+        if ceiling >= super().estimate(ctx, match):
+            return self.suggestion
+        issue = ctx.kernel.throughput.pct("issue")
+        return (f"{self.suggestion} At most {ceiling:.2f}x here: the kernel issues at {issue:.0f}% of its "
+                f"peak, and loading an iteration early also computes the next iteration's addresses and "
+                f"guards, in issue slots the kernel already uses.")
+
 
 def _address_slice(function, body: frozenset[int], loads: list[int]) -> set[int]:
     """Indices of the loop body's arithmetic the loads' addresses and guards come from: their backward
