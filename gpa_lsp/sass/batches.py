@@ -33,16 +33,18 @@ from .operands import address_registers, memory_operand
 from .patterns import function_pattern, straight_runs
 
 
-def _plain_global_load(ins: Instruction) -> bool:
+def plain_global_load(ins: Instruction) -> bool:
+    """A global load the compiler may not move above an aliasing store (not ``.CONSTANT``)."""
     return ins.base_opcode in GLOBAL_LOADS and ".CONSTANT" not in ins.opcode
 
 
-def _global_write(ins: Instruction) -> bool:
-    return ins.memory is not None and ins.memory.global_write
+def _any_global_load(ins: Instruction) -> bool:
+    return ins.base_opcode in GLOBAL_LOADS
 
 
-def _run_rounds(instructions) -> tuple[list[int], int, int]:
-    """(plain load offsets, rounds now, rounds after hoisting) of one straight-line run."""
+def _run_rounds(instructions, is_load=plain_global_load) -> tuple[list[int], int, int]:
+    """(offsets of the loads ``is_load`` picks, rounds now, rounds after hoisting) of one
+    straight-line run."""
     pending: set[str] = set()        # registers that loads in flight will write
     level: dict[str, int] = {}       # register -> depth of the load chain its value comes from
     loads: list[int] = []
@@ -52,10 +54,10 @@ def _run_rounds(instructions) -> tuple[list[int], int, int]:
         if pending and (ins.srcs & pending):
             pending.clear()
             waited, written_after_wait = True, False
-        if _global_write(ins) and waited:
+        if waited and ins.memory is not None and ins.memory.global_write:
             written_after_wait = True
         src_level = max((level.get(r, 0) for r in ins.srcs), default=0)
-        if _plain_global_load(ins):
+        if is_load(ins):
             addr_level = max((level.get(r, 0) for r in address_registers(memory_operand(ins.operands))),
                              default=0)
             own = addr_level + 1
@@ -96,26 +98,10 @@ def aliased_rounds(function: Function) -> dict[int, float]:
 def load_rounds(function: Function) -> int:
     """The round trips of global loads (plain or ``.CONSTANT``) over the function's straight-line runs:
     per run, one plus one for every load that an instruction since the previous load waited on an
-    earlier load's value. What a fix that lets loads go out together (``__restrict__``) lowers:
-    ``gpa verify`` compares it between the original and the fix's build."""
-    total = 0
+    earlier load's value (``_run_rounds``' rounds now). What a fix that lets loads go out together
+    (``__restrict__``) lowers: ``gpa verify`` compares it between the original and the fix's build."""
     ins = function.instructions
-    for start, end in straight_runs(function):
-        pending: set[str] = set()
-        loads = rounds = 0
-        waited = False
-        for i in ins[start:end]:
-            if pending and (i.srcs & pending):
-                pending.clear()
-                waited = True
-            if i.base_opcode in GLOBAL_LOADS:
-                if loads == 0 or waited:
-                    rounds += 1
-                loads += 1
-                waited = False
-                pending |= i.dsts
-        total += rounds
-    return total
+    return sum(_run_rounds(ins[start:end], _any_global_load)[1] for start, end in straight_runs(function))
 
 
 def loads_behind_barriers(function: Function) -> int:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from dataclasses import replace
 
 from ...sass.opcodes import BRANCHES
 from ..deletion import address_registers
@@ -52,23 +53,25 @@ class CodeReordering(Optimizer):
         m = match_edges(ctx.edges_where(reasons=DEPENDENCY), lambda e: e.category != "self" and e.latency > 0)
         if m is None:
             return None
-        return Match(m.edges, m.samples, m.latency,
-                     loop_scopes_for(ctx, m.edges, function_scope=True, own_issue=True))
+        m = Match(m.edges, m.samples, m.latency,
+                  loop_scopes_for(ctx, m.edges, function_scope=True, own_issue=True))
+        # found once: the estimate, its range and the text all hold to it
+        return replace(m, data={"ceiling": prefetch_ceiling(ctx, m)})
 
     def estimate(self, ctx, match: Match) -> float:
-        return min(super().estimate(ctx, match), prefetch_ceiling(ctx, match))
+        return min(super().estimate(ctx, match), match.data["ceiling"])
 
     def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
         """The latency range, held to the same ceiling as the estimate."""
         rng = super().estimate_range(ctx, match, point)
         if rng is None:
             return None
-        cap = max(point, prefetch_ceiling(ctx, match))
+        cap = max(point, match.data["ceiling"])
         return min(rng[0], cap), min(rng[1], cap)
 
     def describe(self, ctx, match: Match) -> str:
         """The suggestion, and where the issue slots hold the estimate, why it is no higher."""
-        ceiling = prefetch_ceiling(ctx, match)
+        ceiling = match.data["ceiling"]
         if ceiling >= super().estimate(ctx, match):
             return self.suggestion
         issue = ctx.kernel.throughput.pct("issue")

@@ -64,7 +64,7 @@ def unit_model(ctx):
     return model_at(ctx, rewrite_spread(ctx))
 
 
-def _priced(ctx, est: float) -> float:
+def _with_unit_models(ctx, est: float) -> float:
     """The matched-stall estimate ``est``, the unit model's, or, for a per-lane copy walk no unit
     holds, the copywalk probe's coalesced copy (analysis/copywalk.py, at most the unit bound),
     whichever is largest."""
@@ -155,7 +155,7 @@ class GlobalMemoryCoalescing(Optimizer):
         excess sectors load (analysis/coalescing.py), whichever is larger; for a per-lane walk whose
         lanes idle (rows of different lengths), at most what the spread probe's better rewrite gained
         (analysis/lanewalk.py)."""
-        est = _priced(ctx, super().estimate(ctx, match))
+        est = _with_unit_models(ctx, super().estimate(ctx, match))
         cap = idle_lane_cap(ctx)
         return min(est, cap.point) if cap is not None else est
 
@@ -168,7 +168,7 @@ class GlobalMemoryCoalescing(Optimizer):
         return min(cap.low, point), max(point, min(cap.high, self._uncapped(ctx, match)))
 
     def _uncapped(self, ctx, match: Match) -> float:
-        return _priced(ctx, super().estimate(ctx, match))
+        return _with_unit_models(ctx, super().estimate(ctx, match))
 
     def describe(self, ctx, match: Match) -> str:
         cap = idle_lane_cap(ctx)

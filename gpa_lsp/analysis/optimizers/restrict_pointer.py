@@ -48,14 +48,14 @@ from ..blame import BlameEdge
 from ..context import kernel_fact
 from ..model import Fix
 from ...profile.demangle import unqualified_name
-from ...sass.opcodes import CTA_BARRIERS, GLOBAL_LOADS
+from ...sass.opcodes import CTA_BARRIERS
 from ...sass.patterns import reloads
 from ..sources import body_range, derived_pointers, find_function, is_written, pointer_parameters
 from ..estimate import latency_hiding, stall_elimination
 from ..coalescing import has_sectors, sector_excess
 from ..lanewalk import WALK_EXCESS
 from ..parallelism import roof
-from ...sass.batches import aliased_rounds
+from ...sass.batches import aliased_rounds, plain_global_load
 from .base import Estimator, Match, Optimizer, hottest, match_edges, edge_sums
 from .shared import lg_share, queue_edges
 
@@ -85,10 +85,6 @@ def reload_match(ctx) -> Match | None:
                  queue_uses=frozenset(e.use for e in queued))
 
 
-def _plain_global_load(ins) -> bool:
-    return ins.base_opcode in GLOBAL_LOADS and ".CONSTANT" not in ins.opcode
-
-
 def _behind_a_store(ctx) -> set[int]:
     """Offsets of plain global loads that a global store or a barrier precedes in program order: in
     the same loop body (any store of the body precedes the next iteration's loads), else earlier in
@@ -104,7 +100,7 @@ def _behind_a_store(ctx) -> set[int]:
             continue
         first_store = stores[0]
         for k, i in enumerate(ins):
-            if not _plain_global_load(i):
+            if not plain_global_load(i):
                 continue
             lp = ctx.loop_of(i.offset)
             if lp is not None:
@@ -174,7 +170,7 @@ class RestrictPointer(Optimizer):
 
         def keep(e):
             s = ctx.site(e.def_)
-            return s is not None and _plain_global_load(s.instruction) and e.def_ in blocked
+            return s is not None and plain_global_load(s.instruction) and e.def_ in blocked
         m = match_edges(ctx.edges_where(categories=("global_memory",)), keep)
         if m is None:
             return None
