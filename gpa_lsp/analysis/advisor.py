@@ -231,7 +231,12 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
     fix = opt.fix(ctx, m)
     if fix is not None and fix.file:
         fix = replace(fix, file=path_map(fix.file))
-    location = _advice_location(ctx, opt, m, fix, path_map)
+    place = opt.source_place(ctx, m) if fix is None and opt.kind == ChangeKind.code else None
+    if place is not None and place[0]:
+        # code advice with no mechanical fix whose place is a region (the loop whose trip count to fix)
+        location = Location(path_map(place[0]), place[1], ctx.entry.name)
+    else:
+        location = _advice_location(ctx, opt, m, fix, path_map)
     if location is None and opt.kind == ChangeKind.parallel:
         f, l = opt.source_place(ctx, m) or _kernel_line(ctx)
         if f:
@@ -244,7 +249,7 @@ def _advice(ctx: KernelContext, opt: Optimizer, m: Match, est: float, path_map, 
             if f:
                 location = Location(path_map(f), l or 1, ctx.entry.name)
     matched = m.samples if opt.kind == ChangeKind.code else 0.0
-    latency = Estimator(opt.method).hides_latency
+    latency = Estimator(opt.method_for(m)).hides_latency
     ratio = (m.latency if latency else m.samples) / total if opt.kind == ChangeKind.code else 0.0
     bounded = est > cap
     point = round(max(1.0, min(est, cap)), 4)
@@ -313,7 +318,7 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
                 # the fix rewrites a statement that causes matched stalls: show the advice (and its
                 # quick fix) there, even when another statement holds more of the match
                 return _loc(ctx, e.def_, path_map)
-    latency = Estimator(opt.method).hides_latency
+    latency = Estimator(opt.method_for(m)).hides_latency
     # throttle on other instructions behind the matched ones in a shared queue (optimizers/shared.py) is
     # part of the cost, not a place to change
     queued = m.queue_uses

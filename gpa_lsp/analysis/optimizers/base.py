@@ -199,8 +199,9 @@ class Optimizer:
         return None
 
     def source_place(self, ctx: KernelContext, match: Match) -> tuple[str, int] | None:
-        """(file, line) where launch-shape advice with no fix is shown (the loop to cut, say);
-        None: the kernel's first line."""
+        """(file, line) where advice with no fix is shown: launch-shape advice (the loop to cut, say;
+        None: the kernel's first line), or code advice about a region rather than a statement (the
+        loop whose trip count to make constant; None: the line whose defs carry the match)."""
         return None
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 from ...sass.opcodes import CALLS, CTA_BARRIERS
 from ..flow import unrolled_by_compiler
 from ..model import Fix
+from ..tripcount import ShortTrip, short_trips
 from .base import Estimator, Match, Optimizer, hottest, loop_scopes_for, match_edges
 
 DEPENDENCY = ("memory_dependency", "execution_dependency")
@@ -98,11 +99,64 @@ class LoopUnrolling(Optimizer):
             lp = ctx.loop_of(e.def_)
             return lp is not None and ctx.site(e.use).index in lp.instructions and not left_out(lp)
         m = match_edges(ctx.edges_where(reasons=DEPENDENCY), keep)
+        if m is not None:
+            m = Match(m.edges, m.samples, m.latency, loop_scopes_for(ctx, m.edges, function_scope=False))
+        trips = short_trips(ctx)
+        if not trips or (m is not None and super().estimate(ctx, m) >= trips[0].estimate()):
+            return m
+        return self._trip_match(ctx, trips[0])
+
+    @staticmethod
+    def _trip_match(ctx, trip: ShortTrip) -> Match | None:
+        """The short trip's match: the stalls of what runs per trip (they show where the time goes), with
+        the share of the kernel's samples the estimate removes (time in proportion to instructions)
+        as its matched samples."""
+        fn = next((fb.function for fb in ctx.blames if fb.function.name == trip.function), None)
+        if fn is None:
+            return None
+        offsets = {fn.instructions[k].offset for k in trip.region}
+        m = match_edges(ctx.edges_where(), lambda e: e.use in offsets and e.category != "self")
         if m is None:
             return None
-        return Match(m.edges, m.samples, m.latency, loop_scopes_for(ctx, m.edges, function_scope=False))
+        share = trip.saved * ctx.total
+        return Match(m.edges, share, share, (), data={"trip": trip})
+
+    def method_for(self, match: Match) -> Estimator:
+        """A short trip's instructions are removed, not overlapped: its matched samples are the share
+        the change takes away (stall elimination's reading)."""
+        return Estimator.stall_elimination if "trip" in match.data else self.method
+
+    def estimate(self, ctx, match: Match) -> float:
+        trip = match.data.get("trip")
+        return trip.estimate() if trip is not None else super().estimate(ctx, match)
+
+    def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
+        """For a short trip: from the issue slots alone (the other cycles as they were) to the point."""
+        trip = match.data.get("trip")
+        if trip is None:
+            return super().estimate_range(ctx, match, point)
+        t = ctx.kernel.throughput
+        u = t.pct("issue") / 100.0 if t is not None and t.pct("issue") else ctx.active / max(ctx.total, 1)
+        return min(trip.issue_only(u), point), point
+
+    def describe(self, ctx, match: Match) -> str:
+        trip = match.data.get("trip")
+        if trip is None:
+            return self.suggestion
+        return (f"The loop's trip count is a run-time value and short: nvcc unrolled it by {trip.factor}, but "
+                f"the iterations mostly run through the peeled copies and the remainder, "
+                f"{trip.run_cost:.1f} instructions per memory or arithmetic instruction against "
+                f"{trip.body_cost:.1f} in the unrolled body. Make the trip count a compile-time constant (a "
+                f"template parameter or constexpr) so nvcc unrolls the loop fully: about "
+                f"{100 * trip.saved:.0f}% of the kernel's instructions go.")
+
+    def source_place(self, ctx, match: Match) -> tuple[str, int] | None:
+        trip = match.data.get("trip")
+        return (trip.file, trip.line) if trip is not None and trip.file and trip.line else None
 
     def fix(self, ctx, match: Match) -> Fix | None:
+        if "trip" in match.data:
+            return None     # a template parameter is the developer's edit: no pragma does it
         # keyed by the loop's identity: a LoopScope's dataclass hash rebuilds a tuple of its fields
         # per call (10^4 edges); each loop is one object of the context, so identity is equality here
         loops: dict[int, object] = {}
