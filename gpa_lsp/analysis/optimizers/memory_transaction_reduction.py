@@ -32,6 +32,7 @@ from __future__ import annotations
 from ..coalescing import has_sectors, model, sector_excess
 from ..copywalk import widened_estimate
 from ..gathers import index_groups, merge_estimate
+from ..widening import widened_l1_estimate
 from .base import REGISTRY, Match, Optimizer, match_edges
 from .shared import drain_edges
 
@@ -88,14 +89,25 @@ class MemoryTransactionReduction(Optimizer):
         its time, what merging them into record gathers saves of its DRAM bytes
         (``analysis/gathers.py``, measured by benchmarks/coalescing/fieldgather_probe.cu), whichever
         is larger; for a per-lane copy walk no unit holds, at least what the copywalk probe's walk
-        gained from float4 accesses (``analysis/copywalk.py``, ``widened_estimate``)."""
+        gained from float4 accesses (``analysis/copywalk.py``, ``widened_estimate``); where narrow
+        per-lane loads hold the L1, what widening them saves of its work (``analysis/widening.py``)."""
         est = super().estimate(ctx, match)
         merged = merge_estimate(ctx)
         est = max(est, merged[0]) if merged is not None else est
         wide = widened_estimate(ctx, model(ctx))
-        return max(est, wide) if wide is not None else est
+        est = max(est, wide) if wide is not None else est
+        l1 = widened_l1_estimate(ctx)
+        return max(est, l1[0]) if l1 is not None else est
 
     def describe(self, ctx, match: Match) -> str:
+        l1 = widened_l1_estimate(ctx)
+        if l1 is not None and l1[0] > super().estimate(ctx, match):
+            pct = ctx.kernel.throughput.pct("l1")
+            return (f"The L1 is the busiest unit ({pct:.0f}% of its peak), and {100 * l1[1]:.0f}% of the global "
+                    "sectors come from 4-byte loads each lane makes of its own consecutive elements, "
+                    "uncoalesced across the warp: every such load costs the L1 a pass per line for 4 bytes "
+                    "of it. Load them as float4 (16 bytes per lane and pass, a quarter of the passes). "
+                    + self.suggestion)
         if merge_estimate(ctx) is None:
             return self.suggestion
         lines = sorted({loc.line for grp in index_groups(ctx) for o in grp
