@@ -35,6 +35,10 @@ KNOWN: dict[tuple[str, str], str] = {
                             "kernel waits on each tile's load latency, not on a throttled memory pipeline; Restrict "
                             "Pointer ranks first (1.75x, achieved 1.60x: nvcc hoists the loads above the barriers)",
     ("kde_tiled", "ncu"): "as with CUPTI: the float4 tiles are not advised",
+    ("segment_sum_sorted", "cupti"): "contended reductions at a loaded key are not advised: their loads wait behind the "
+                                     "REDs the L2 serializes on a few hot lines (99% long_scoreboard, DRAM at 5% of a "
+                                     "79.7% roof); the roof-priced rule (branch keyed-atomics) is not landed",
+    ("segment_sum_sorted", "ncu"): "as with CUPTI: the contended reductions at a loaded key are not advised",
     ("saxpy_stream", "cupti"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
     ("saxpy_stream", "ncu"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
 }
