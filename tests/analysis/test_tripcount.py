@@ -115,3 +115,4 @@ def test_a_rolled_loop_has_one_copy(loops):
     """Two loads on one line are two statements' worth, not two iterations: the FFMA has one copy."""
     fn, body = _loop(loops, "rolled")
     assert unroll_factor(fn, body) == 1
+
