@@ -40,3 +40,10 @@ def h200_probe(probe: str) -> list[dict]:
     """The rows of ``coalescing.json``'s ``probe`` recorded on the H200."""
     d = json.loads(resources.files("gpa_lsp").joinpath("data/coalescing.json").read_text())
     return d["devices"]["NVIDIA H200"][probe]
+
+
+def measured_speedup(case: str, variant: str) -> float:
+    """A case variant's speedup over its original as timed (benchmarks/accuracy/timings.json medians)."""
+    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
+    got = {r["variant"]: r["median_ms"] for r in rows if r["case"] == case}
+    return got["original"] / got[variant]

@@ -14,13 +14,7 @@ import pytest
 from gpa_lsp.analysis.optimizers import by_id
 from gpa_lsp.analysis.optimizers.code_reordering import _address_slice, prefetch_ceiling
 
-from bundle_contexts import ROOT, case_hottest
-
-
-def _measured(case: str, variant: str) -> float:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    got = {r["variant"]: r["median_ms"] for r in rows if r["case"] == case}
-    return got["original"] / got[variant]
+from bundle_contexts import ROOT, case_hottest, measured_speedup
 
 
 def _advice(report, optimizer):
@@ -31,7 +25,7 @@ def _advice(report, optimizer):
 def test_an_issue_bound_tap_nest_gets_no_prefetch_advice(collector):
     """Before: 1.05x (latency hiding), second; measured 0.43x. The prefetch's address and guard
     arithmetic at 82% issue leaves no gain: the ceiling is under 1 and the advice is gone."""
-    assert _measured("structure_tensor", "prefetch_next") < 0.6
+    assert measured_speedup("structure_tensor", "prefetch_next") < 0.6
     ctx, report = case_hottest("structure_tensor", collector)
     assert ctx.kernel.throughput.pct("issue") > 75
     m = by_id("code_reordering").match(ctx)
@@ -44,7 +38,7 @@ def test_an_issue_bound_tap_nest_gets_no_prefetch_advice(collector):
     ("kde_tiled", "prefetch", 1.03, 1.08),         # measured 1.14x
 ])
 def test_where_the_scheduler_idles_the_prefetch_keeps_its_estimate(case, variant, low, high):
-    assert _measured(case, variant) > 1.05
+    assert measured_speedup(case, variant) > 1.05
     ctx, report = case_hottest(case, "cupti")
     assert ctx.kernel.throughput.pct("issue") < 50
     m = by_id("code_reordering").match(ctx)

@@ -4,20 +4,12 @@ compile-time constant, on recorded calibration bundles with the variant that doe
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from gpa_lsp.analysis.tripcount import bound_parameters, short_trips, unroll_factor
 from gpa_lsp.sass import load_program
 
-from bundle_contexts import ROOT, case_hottest
-
-
-def _measured(case: str, variant: str) -> float:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    got = {r["variant"]: r["median_ms"] for r in rows if r["case"] == case}
-    return got["original"] / got[variant]
+from bundle_contexts import case_hottest, measured_speedup
 
 
 def _advice(report, optimizer):
@@ -33,7 +25,7 @@ def test_a_short_tap_loop_is_advised_a_constant_trip_count(case, line, variant, 
     Before: Loop Unrolling 1.02-1.06x; the constant radius measured 1.86x and 1.81x. The advice is on
     the tap loop, has no quick fix (a template parameter is the developer's edit), and its range
     runs from the issue slots alone to the point."""
-    achieved = _measured(case, variant)
+    achieved = measured_speedup(case, variant)
     assert 1.7 < achieved < 2.0
     ctx, report = case_hottest(case, collector)
     trips = short_trips(ctx)

@@ -4,19 +4,11 @@ advice priced by the L1 passes it saves, on recorded calibration bundles with th
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from gpa_lsp.analysis.widening import widenable_loads, widened_l1_estimate
 
-from bundle_contexts import ROOT, case_hottest
-
-
-def _measured(case: str, variant: str) -> float:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    got = {r["variant"]: r["median_ms"] for r in rows if r["case"] == case}
-    return got["original"] / got[variant]
+from bundle_contexts import case_hottest, measured_speedup
 
 
 @pytest.mark.parametrize("case, variant, loads", [("gnn_aggregate", "float4", 32), ("restrict_fir", "float4_in", 128)])
@@ -24,7 +16,7 @@ def test_narrow_row_walks_holding_the_l1_are_priced_by_its_passes(case, variant,
     """gnn_aggregate: a thread per node walks 32-float neighbour rows (32 loads from one base, 0-124);
     restrict_fir: 24 inputs per thread. Both hold the L1 (82%, 95%) with the L2 at 42-49%. Before:
     Memory Transaction Reduction 1.02x and 1.09x (matched throttle); float4 measured 2.25x and 1.81x."""
-    achieved = _measured(case, variant)
+    achieved = measured_speedup(case, variant)
     ctx, report = case_hottest(case, "ncu")
     assert len(widenable_loads(ctx)) == loads
     est, share = widened_l1_estimate(ctx)
