@@ -32,11 +32,11 @@ or derived from the thread's index (a triangular loop, a grid-stride walk).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
 from ..sass.arch import latency_class
+from ..sass.defuse import DefIndex
 from ..sass.opcodes import BRANCHES
 from .context import KernelContext, kernel_fact
 
@@ -97,25 +97,17 @@ def _words(ins) -> set[tuple[int, int]]:
     return {(bank, off + 4 * i) for bank, off in ins.cbank if off is not None for i in range(n)}
 
 
-def bound_parameters(function, body) -> frozenset[tuple[int, int]] | None:
+def bound_parameters(function, body, defs: DefIndex | None = None) -> frozenset[tuple[int, int]] | None:
     """The constant-bank words (kernel parameters) the loop's exit tests compare against, or None when
     the bound is not launch-invariant. For each conditional branch of the body, its predicate's def
     in the body and that def's operands defined outside the body (the bound, not the induction
     variable) are traced back, each use to the nearest def before it in layout order (the code before
     a loop dominates it in nvcc's layout); a memory load or the thread's position on the way makes
-    it None (a CSR row length, a triangular or grid-stride trip count)."""
+    it None (a CSR row length, a triangular or grid-stride trip count). ``defs``: the function's
+    ``DefIndex`` when the caller holds one."""
     ins = function.instructions
-    defs: dict[str, list[int]] = {}
-    for k, x in enumerate(ins):
-        for r in x.dsts:
-            defs.setdefault(r, []).append(k)
-
-    def before(k: int, r: str) -> int | None:
-        at = defs.get(r)
-        if not at:
-            return None
-        i = bisect_left(at, k)
-        return at[i - 1] if i > 0 else None
+    defs = defs or DefIndex(ins)
+    before = defs.before
 
     first = min(body)
     todo: list[int] = []
@@ -129,7 +121,7 @@ def bound_parameters(function, body) -> frozenset[tuple[int, int]] | None:
             continue
         words |= _words(ins[d])
         for r in ins[d].srcs:
-            if not any(e in body for e in defs.get(r, ())):
+            if not defs.written_in(r, body):
                 e = before(first, r)
                 if e is not None:
                     todo.append(e)
@@ -169,6 +161,13 @@ def short_trips(ctx: KernelContext) -> tuple[ShortTrip, ...]:
         ins = fn.instructions
         offs = [x.offset for x in ins]
         scopes = ctx.loops.get(fn.name, ())
+        defs = DefIndex(ins)
+        bounds: dict[int, frozenset | None] = {}
+
+        def bound(scope):
+            if scope.header_offset not in bounds:
+                bounds[scope.header_offset] = bound_parameters(fn, scope.instructions, defs)
+            return bounds[scope.header_offset]
         by_header = {s.header_offset: s for s in scopes}
         inner: dict[int | None, set[int]] = {}
         for s in scopes:
@@ -176,14 +175,14 @@ def short_trips(ctx: KernelContext) -> tuple[ShortTrip, ...]:
         for s in scopes:
             own = s.instructions - inner.get(s.header_offset, set())   # copies of its own, not a nested loop's
             factor = unroll_factor(fn, own)
-            params = bound_parameters(fn, s.instructions) if factor >= 2 else None
+            params = bound(s) if factor >= 2 else None
             if not params:
                 continue
             paid = sum(1 for k in s.instructions if is_payload(ins[k]))
             # what runs per trip: the enclosing loop, climbing through the loops bounded by the same
             # parameters (the one constant unrolls them too: their setup of the inner loop goes)
             outer = by_header.get(s.parent)
-            while outer is not None and (bound_parameters(fn, outer.instructions) or frozenset()) & params:
+            while outer is not None and (bound(outer) or frozenset()) & params:
                 outer = by_header.get(outer.parent)
             run = outer.instructions if outer is not None else range(len(ins))
             executed = sum(w.get(offs[k], 0) for k in run)

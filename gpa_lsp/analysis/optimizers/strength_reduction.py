@@ -35,6 +35,7 @@ Estimator: stall elimination (Eq. 2).
 
 from __future__ import annotations
 
+from ...sass.defuse import DefIndex
 from ...sass.opcodes import BIT_COUNTS, CONVERSIONS, FP64, MUFU
 from ..context import kernel_fact
 from ..model import Fix
@@ -49,25 +50,24 @@ REDUCED_LENGTH = 3     # IMAD.HI/IMAD.WIDE.U32 + SHF (+ IMAD for the remainder)
 FLOAT_DIVISION_LENGTH = 10   # issued instructions of nvcc's inlined IEEE float division (sm_90, fast path)
 
 
-def _invariant(function, body: frozenset[int], index: int, reg: str, depth: int = 0) -> bool:
+def _invariant(function, defs: DefIndex, body: frozenset[int], index: int, reg: str, depth: int = 0) -> bool:
     """Whether ``reg`` read at ``index`` holds the same value every iteration of the loop ``body``: its
     nearest def before it (layout order) is outside the body and the body never writes it, or is a
     constant-bank load, or is computed in the body from such values only."""
     if depth > 6:
         return False
-    ins = function.instructions
-    for k in range(index - 1, -1, -1):
-        if reg in ins[k].dsts:
-            if k not in body:
-                # defined before the loop: invariant unless the body also writes it (after this use in
-                # layout order: a value carried around the back edge, an induction variable)
-                return not any(reg in ins[j].dsts for j in body)
-            d = ins[k]
-            if d.memory is not None:
-                return d.memory.space == "constant"
-            srcs = [r for r in d.srcs if r not in ("RZ", "PT", "URZ", "UPT")]
-            return all(_invariant(function, body, k, r, depth + 1) for r in srcs)
-    return True     # no def before it: a value from before the kernel's first instruction
+    k = defs.before(index, reg)
+    if k is None:
+        return True     # no def before it: a value from before the kernel's first instruction
+    if k not in body:
+        # defined before the loop: invariant unless the body also writes it (after this use in layout
+        # order: a value carried around the back edge, an induction variable)
+        return not defs.written_in(reg, body)
+    d = function.instructions[k]
+    if d.memory is not None:
+        return d.memory.space == "constant"
+    srcs = [r for r in d.srcs if r not in ("RZ", "PT", "URZ", "UPT")]
+    return all(_invariant(function, defs, body, k, r, depth + 1) for r in srcs)
 
 
 @kernel_fact
@@ -76,14 +76,16 @@ def invariant_divisions(ctx) -> dict[tuple[str, int], int]:
     out: dict[tuple[str, int], int] = {}
     for fb in ctx.blames:
         fn = fb.function
+        defs = None
         for k, ins in enumerate(fn.instructions):
             if ins.base_opcode != "FCHK" or ins.loc is None or len(ins.operands) < 3:
                 continue
             lp = ctx.loop_of(ins.offset)
             if lp is None:
                 continue
+            defs = defs or DefIndex(fn.instructions)
             divisor = ins.operands[2].lstrip("-|").rstrip("|")
-            if divisor.startswith("R") and _invariant(fn, lp.instructions, k, divisor.split(".")[0]):
+            if divisor.startswith("R") and _invariant(fn, defs, lp.instructions, k, divisor.split(".")[0]):
                 key = (ins.loc.file, ins.loc.line)
                 out[key] = out.get(key, 0) + 1
     return out
