@@ -152,21 +152,25 @@ def row_runs(ctx: KernelContext) -> tuple[tuple[frozenset[int], int], ...]:
             continue
         op = memory_operand(ins.operands) or ""
         groups.setdefault((next(iter(r)), address_registers(op)), []).append((_immediate(op), m.width // 8, o))
+    return tuple(run for loads in groups.values() for run in contiguous_runs(loads, LINE_BYTES))
+
+
+def contiguous_runs(loads: list[tuple[int, int, int]], min_bytes: int) -> list[tuple[frozenset[int], int]]:
+    """(offsets, bytes covered) of each stretch of ``loads`` -- (immediate offset, bytes, instruction
+    offset) from one base -- whose immediates cover at least ``min_bytes`` contiguously."""
     out: list[tuple[frozenset[int], int]] = []
-    for loads in groups.values():
-        loads.sort()
-        run: list[int] = []
-        start = end = None
-        for imm, width, o in loads + [(None, 0, None)]:
-            if imm is not None and end is not None and imm <= end:
-                run.append(o)
-                end = max(end, imm + width)
-                continue
-            if end is not None and end - start >= LINE_BYTES:
-                out.append((frozenset(run), end - start))
-            if imm is not None:
-                run, start, end = [o], imm, imm + width
-    return tuple(out)
+    run: list[int] = []
+    start = end = None
+    for imm, width, o in sorted(loads) + [(None, 0, None)]:
+        if imm is not None and end is not None and imm <= end:
+            run.append(o)
+            end = max(end, imm + width)
+            continue
+        if end is not None and end - start >= min_bytes:
+            out.append((frozenset(run), end - start))
+        if imm is not None:
+            run, start, end = [o], imm, imm + width
+    return out
 
 
 @kernel_fact

@@ -11,21 +11,23 @@ Where the L1 holds the time (its share of peak is the highest of the kernel's un
 after is priced by the units: the L1's work falls by three quarters of the widenable loads' share
 of the global sectors (ncu's per-instruction sector counts), the other units' work stays, and the
 busiest unit after, relative to the L1 now, is the time left. Calibration: kernels/gnn_aggregate
-(a thread per node walks 32-float neighbour rows, L1 at 82%, L2 at 42%: 1.95x priced, float4
+(a thread per node walks 32-float neighbour rows, L1 at 82%, L2 at 42%: 1.94x priced, float4
 measured 2.25x) and kernels/restrict_fir (24 inputs per thread, L1 at 95%, L2 at 49%: 1.93x
 priced, float4_in 1.81x).
 
 Only loads that can be widened as they stand: 4-byte global loads from one base register at
 immediate offsets covering at least 16 contiguous bytes (one lane's four consecutive elements), each
 moving at least twice its ideal sectors (uncoalesced across the warp: coalesced loads already take
-whole lines per pass). Without sector counts (CUPTI) nothing is priced.
+whole lines per pass). The grouping by base register is flow-insensitive (a register reused as the
+base of another row joins the run); the sector condition and the L1's hold bound what that admits.
+Without sector counts (CUPTI) nothing is priced.
 """
 
 from __future__ import annotations
 
 from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
-from .gathers import _immediate
+from .gathers import _immediate, contiguous_runs
 
 NARROW_BITS = 32
 WIDE_BYTES = 16          # a float4: what one lane can take from its line in one access
@@ -42,28 +44,16 @@ def _global(ins) -> bool:
 def widenable_loads(ctx: KernelContext) -> frozenset[int]:
     """Offsets of the 4-byte global loads a lane makes of its own contiguous data (runs of at least
     16 bytes from one base register) that move at least twice their ideal sectors."""
-    groups: dict[tuple, list[tuple[int, int]]] = {}
+    groups: dict[tuple, list[tuple[int, int, int]]] = {}
     for fb in ctx.blames:
         for ins in fb.function.instructions:
             m = ins.memory
             if not _global(ins) or not m.plain_load or m.width != NARROW_BITS:
                 continue
             op = memory_operand(ins.operands) or ""
-            groups.setdefault((fb.function.name, address_registers(op)), []).append((_immediate(op), ins.offset))
-    out: set[int] = set()
-    for loads in groups.values():
-        loads.sort()
-        run: list[int] = []
-        start = end = None
-        for imm, o in loads + [(None, None)]:
-            if imm is not None and end is not None and imm <= end:
-                run.append(o)
-                end = max(end, imm + NARROW_BITS // 8)
-                continue
-            if end is not None and end - start >= WIDE_BYTES:
-                out.update(run)
-            if imm is not None:
-                run, start, end = [o], imm, imm + NARROW_BITS // 8
+            groups.setdefault((fb.function.name, address_registers(op)), []).append(
+                (_immediate(op), NARROW_BITS // 8, ins.offset))
+    out = {o for loads in groups.values() for run, _ in contiguous_runs(loads, WIDE_BYTES) for o in run}
     pcs = ctx.pcs
     return frozenset(o for o in out if (p := pcs.get(o)) is not None and p.sectors and p.ideal_sectors
                      and p.sectors >= UNCOALESCED * p.ideal_sectors)
