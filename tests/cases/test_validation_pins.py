@@ -37,7 +37,11 @@ def test_every_recorded_validation_case_is_pinned():
 def test_every_validation_case_recorded_on_the_other_device_is_pinned():
     for device, pinned in OTHER.items():
         recorded = [c for c in VALIDATION if any((DEVICES / device).glob(f"{c}.*.gpabundle"))]
-        assert len(recorded) == len(VALIDATION) and sorted(pinned) == recorded, device
+        # a blind case is committed before it is recorded anywhere (kernels/README.md); once
+        # recorded on one device it must be recorded (and pinned) on the other too
+        pending = [c for c in VALIDATION if c not in recorded
+                   and not any((ROOT / "kernels" / c / "recorded").glob("*.gpabundle"))]
+        assert len(recorded) + len(pending) == len(VALIDATION) and sorted(pinned) == recorded, device
 
 
 @pytest.mark.parametrize("case,device", [(c, None) for c in sorted(PINNED)]
