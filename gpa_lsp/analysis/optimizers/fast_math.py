@@ -20,9 +20,8 @@ MUFU.SIN, ``__powf``: MUFU.LG2 + FMUL + MUFU.EX2, ...), each sample on the
 line is matched with weight max(0, 1 - k/n): a line built with
 --use_fast_math already has n ~ k and matches nothing.
 
-IEEE float divisions are the same kind of work: nvcc inlines each ``a / b`` as FCHK, MUFU.RCP, four
-FFMA refining the quotient and a branch to an out-of-line slow path, which --use_fast_math makes
-MUFU.RCP and FMUL. A line holding FCHK instructions counts 2 instructions per FCHK in its k
+IEEE float divisions are the same kind of work: nvcc inlines each ``a / b`` (the sequence is described
+once, at ``strength_reduction.FLOAT_DIVISION_LENGTH``), which --use_fast_math makes MUFU.RCP and FMUL. A line holding FCHK instructions counts 2 instructions per FCHK in its k
 (``DIVISION_FAST_COST``). Calibration: kernels/perona_malik (a division by the run-time kappa and one
 by 1 + r^2 per tap beside an expf, at 85% issue): Fast Math 1.20x -> 2.51x, fast_math measured
 2.07x; the division lines had been nobody's.
@@ -57,8 +56,8 @@ FAST_COST = {
 }
 _CALL = re.compile(r"(?<![\w.:])(?:std::)?(" + "|".join(sorted(FAST_COST, key=len, reverse=True)) + r")\s*\(")
 
-# an IEEE float division under --use_fast_math: MUFU.RCP and FMUL (its inlined precise path is FCHK,
-# MUFU.RCP, four FFMA refining the quotient, and a branch to the out-of-line slow path)
+# an IEEE float division under --use_fast_math: MUFU.RCP and FMUL (its inlined precise path:
+# strength_reduction.FLOAT_DIVISION_LENGTH)
 DIVISION_FAST_COST = 2
 
 _NOT_LIBRARY = frozenset({"memory_dependency", "memory_throttle", "synchronization"})

@@ -47,7 +47,10 @@ DIVISION_LENGTH = 20   # instructions of nvcc's 32-bit integer division expansio
 REDUCED_LENGTH = 3     # IMAD.HI/IMAD.WIDE.U32 + SHF (+ IMAD for the remainder)
 
 
-FLOAT_DIVISION_LENGTH = 10   # issued instructions of nvcc's inlined IEEE float division (sm_90, fast path)
+# issued instructions of nvcc's inlined IEEE float division (CUDA 13, sm_90, fast path): MUFU.RCP, two
+# FFMA refining the reciprocal, FCHK, three FFMA for the quotient, BSSY, the branch around the slow-path
+# CALL, BSYNC (kernels/perona_malik's SASS)
+FLOAT_DIVISION_LENGTH = 10
 
 
 def _invariant(function, defs: DefIndex, body: frozenset[int], index: int, reg: str, depth: int = 0) -> bool:
