@@ -65,6 +65,7 @@ class Walk:
     elements_per_lane: float       # L: elements a thread walks in each array
     lanes_active: float            # u: share of a warp's lanes walking at each of its steps
     gather: bool                   # a gather in the walk's loops (x[col[j]])
+    row_bytes: float = 0.0         # bytes a thread loads in its walk, all its arrays (a warp per row's row)
 
 
 def _param_roots(function) -> dict[int, frozenset[int]]:
@@ -119,8 +120,9 @@ def walk(ctx: KernelContext) -> Walk | None:
     thr = sum(p.thread_executed for _, p in loads)
     exe = sum(p.executed for _, p in loads)
     gather = any((lp := ctx.loop_of(o)) is not None and lp.header_offset in headers for o in g)
+    loaded = sum(p.thread_executed * ctx.site(o).instruction.memory.width / 8 for o, p in loads)
     return Walk(tuple(sorted(o for o, _ in loads)), len(arrays), thr / (threads * len(arrays)),
-                min(1.0, thr / (32.0 * exe)), gather)
+                min(1.0, thr / (32.0 * exe)), gather, loaded / threads)
 
 
 @lru_cache(maxsize=None)

@@ -31,6 +31,7 @@ estimate alone.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ...sass.opcodes import MIO_OTHER, SHARED_ACCESSES
 from ..blame import BlameEdge
@@ -38,7 +39,8 @@ from ..coalescing import has_sectors, ideal_sectors, remappable_excess
 from ..coalescing import model_at, transposed_accesses
 from ..context import kernel_fact
 from ..copywalk import copy_walk_estimate
-from ..lanewalk import idle_lane_cap, rewrite_spread, walk
+from .. import rowwarp
+from ..lanewalk import LONG_ROWS, idle_lane_cap, rewrite_spread, walk
 from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
@@ -58,10 +60,25 @@ def queue_excess_share(ctx) -> float:
     return excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
 
 
+# the bounds of a memory stream, and which rows of the row-warp probe price them (analysis/rowwarp.py)
+STREAM_BOUNDS = {"dram": "dram", "mlp": "dram", "resident": "l2"}
+
+
 @kernel_fact
 def unit_model(ctx):
-    """The unit model of the coalesced code, on the SMs its rewrite fills (``rewrite_spread``)."""
-    return model_at(ctx, rewrite_spread(ctx))
+    """The unit model of the coalesced code, on the SMs its rewrite fills (``rewrite_spread``); where
+    the rewrite is a warp per row (a per-lane walk of ``LONG_ROWS`` elements or more) and a memory
+    stream bounds it, that bound at the share of the stream's rate a warp per row of the walk's row
+    reaches (analysis/rowwarp.py)."""
+    m = model_at(ctx, rewrite_spread(ctx))
+    where = STREAM_BOUNDS.get(m.bound_unit) if m is not None else None
+    w = walk(ctx) if where else None
+    if w is None or w.elements_per_lane < LONG_ROWS:
+        return m
+    e = rowwarp.efficiency(ctx.device, w.row_bytes, where)
+    if e is None or e >= 1.0:
+        return m
+    return replace(m, bound=max(1.0, m.bound * e), extra={**m.extra, "rowwarp": e})
 
 
 def _with_unit_models(ctx, est: float) -> float:
