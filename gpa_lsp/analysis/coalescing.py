@@ -76,6 +76,7 @@ from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .curves import linear_flat
 from .gathers import gathers, row_gather_roof
+from . import parallelism
 from .parallelism import attainable
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
@@ -455,6 +456,14 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     rows_roof = rg is not None and "dram" in after and rg < after["dram"]
     if rows_roof:
         extra["rowgather_dram_pct"] = after["dram"] = rg
+    inflight_roof = "dram" in after and after["dram"] < roofs["dram"]
+    # writes: the probe's DRAM roof is a read stream's; one that writes as much as it reads turns the
+    # bus around and reaches the copy's (``parallelism.turnaround``), linear in the write share between
+    write_share = stored / (dram_bytes * dram_keep) if dram_bytes and dram_keep else 0.0
+    turn = parallelism.turnaround(ctx.device) if write_share > 0 and "dram" in after else None
+    if turn is not None and turn < 1.0:
+        extra["dram_writes"] = min(1.0, write_share)
+        after["dram"] = min(after["dram"], roofs["dram"] * (1.0 - (1.0 - turn) * min(1.0, 2.0 * write_share)))
     # bound: every unit still does its kept work at no more than the share of peak it can reach
     floor, bound_unit = 0.0, None
     for u, pct in local.items():
@@ -463,7 +472,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
         t = pct / after[u] * keep.get(u, 1.0)
         if t > floor:
             # "mlp": the DRAM held by what the loads in flight pull, not by its peak
-            floor, bound_unit = t, (("rows" if rows_roof else "mlp") if u == "dram" and after[u] < roofs[u] else u)
+            floor, bound_unit = t, (("rows" if rows_roof else "mlp") if u == "dram" and inflight_roof else u)
             if u == "dram" and resident > 0.5:
                 # most of the stream is reads the L2 keeps: the launch's fixed cost beside them
                 # (the probe's resident line, residency.ramp_ns) is not in the profile's shares

@@ -80,6 +80,18 @@ def curve(device_name: str, pattern: str) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+def turnaround(device) -> float | None:
+    """The share of a read stream's best DRAM rate that a stream writing as many bytes as it reads
+    reaches on ``device`` (or the probed device of its chip): the memory-parallelism probe's copy
+    over its read at their highest (the H100 85.3% against 92.0%, the H200 83.6% against 93.3%:
+    DRAM turns its bus around between reads and writes). None without both curves."""
+    name = mlp_name(device)
+    c, r = curve(name, "copy"), curve(name, "read")
+    if not c or not r or r[-1][1] <= 0:
+        return None
+    return min(1.0, c[-1][1] / r[-1][1])
+
+
 def attainable(points: tuple[tuple[float, float], ...], inflight: float) -> float | None:
     """DRAM share % reachable with ``inflight`` bytes per SM: linear in log2(bytes) between measured
     points, proportional to the bytes below the first (Little's law at fixed latency), flat above
