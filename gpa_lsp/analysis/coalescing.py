@@ -380,11 +380,13 @@ def model(ctx: KernelContext) -> Model | None:
     return model_at(ctx, 1.0)
 
 
-def model_at(ctx: KernelContext, spread: float) -> Model | None:
+def model_at(ctx: KernelContext, spread: float, rewalked: float = 0.0) -> Model | None:
     """The per-unit model with the coalesced code's SM-local work (L1, SM pipes, issue) spread by
     ``spread`` (the busy SMs now over the busy SMs after, at most 1): a rewrite that multiplies the
     threads of a grid that left SMs idle puts its work on more of them. Eq. 2 reads the busy SMs'
-    shares (``BUSY_SCALED``): the device-wide average counts the idle SMs."""
+    shares (``BUSY_SCALED``): the device-wide average counts the idle SMs. ``rewalked``: bytes per
+    launch of the ideal sectors that the rewrite serves from the L1 (a warp per row walking its row
+    again, ``lanewalk.rewalked_bytes``): no DRAM work after."""
     table = device_table(table_name(ctx))
     tp = ctx.kernel.throughput
     if table is None or tp is None or not tp.duration_ns or not tp.clock_hz:
@@ -419,7 +421,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     l1_now = sum(e * lines(s) for e, s, _, _ in acc) + shared
     l1_after = sum(e * ideal_lines(i) for e, _, i, _ in acc) + shared
     ideal_bytes = 32.0 * sum(e * i for e, _, i, _ in acc) / launches
-    dram_keep = min(1.0, ideal_bytes / tp.dram_bytes) if tp.dram_bytes else 1.0
+    dram_keep = min(1.0, max(0.0, ideal_bytes - rewalked) / tp.dram_bytes) if tp.dram_bytes else 1.0
     # L2: its busy time now, what DRAM reads fill into it, and the requests from the L1
     stored = 32.0 * sum(e * i for e, _, i, st in acc if st) / launches
     reads = max(0.0, (tp.dram_bytes or 0.0) - stored) / 32.0
@@ -427,6 +429,7 @@ def model_at(ctx: KernelContext, spread: float) -> Model | None:
     req_now = sum(e * (table.l2_store_cost(lines(s)) if st else s * table.l2_load_sector) for e, s, _, st in acc)
     req_after = sum(e * (table.l2_store_cost(ideal_lines(i)) if st else i * table.l2_load_sector)
                     for e, _, i, st in acc)
+    req_after = max(0.0, req_after - rewalked / 32.0 * launches * table.l2_load_sector)   # served by the L1
     # the coalesced code's footprint, what the profile's cold DRAM bytes become: where the profile
     # saw the kernel launched again, the share of its reads the L2 keeps between launches costs
     # DRAM and the L2's fills nothing (residency.py)

@@ -48,13 +48,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..sass.operands import address_registers, constant_operands, memory_operand
-from .coalescing import busy_sms, remappable_excess
+from .coalescing import busy_sms, ideal_sectors, remappable_excess
 from .context import KernelContext, kernel_fact
 from .gathers import gathers
 from .probe_tables import coalescing_devices, coalescing_name
 
 WALK_EXCESS = 0.5        # a walk load moves at least twice its ideal sectors (1 - ideal/actual)
 LONG_ROWS = 128          # elements per row at which a warp per row matched the column-major walk (lanewalk)
+# the share of the SM's L1/shared capacity (``Device.shared_memory_per_sm``) the resident warps' rows may
+# take and still stay in the L1 between two walks (the rest: other lines, the L1's own sets)
+ROW_FITS = 0.5
+REWALK = 0.5             # a loop over a walked array moving this share of its largest loop's bytes walks it again
 _DESC = re.compile(r"^desc\[[^\]]*\]")
 
 
@@ -123,6 +127,40 @@ def walk(ctx: KernelContext) -> Walk | None:
     loaded = sum(p.thread_executed * ctx.site(o).instruction.memory.width / 8 for o, p in loads)
     return Walk(tuple(sorted(o for o, _ in loads)), len(arrays), thr / (threads * len(arrays)),
                 min(1.0, thr / (32.0 * exe)), gather, loaded / threads)
+
+
+@kernel_fact
+def rewalked_bytes(ctx: KernelContext) -> float:
+    """Bytes per launch (ideal sectors) of the walk's loads that walk an array a thread already walked
+    in an earlier loop (a row reduced, then walked again to scale it): for each array the walk reads
+    in two or more loops, every loop's but the largest one's. A warp per row keeps its row in the L1
+    between the walks when the resident warps' rows fit it (``ROW_FITS``), so those bytes reach no
+    further; a thread per row's 32 rows do not stay (the original reads them again). 0.0 without a
+    walk of ``LONG_ROWS`` elements or more, or when the rows do not fit."""
+    w = walk(ctx)
+    if w is None or w.elements_per_lane < LONG_ROWS:
+        return 0.0
+    roots = _param_roots(ctx.entry)
+    per: dict[frozenset[int], dict[int, float]] = {}
+    for o in w.loads:
+        lp, ideal = ctx.loop_of(o), ideal_sectors(ctx, o)
+        if lp is None or ideal is None:
+            continue
+        loops = per.setdefault(roots.get(o, frozenset()), {})
+        loops[lp.header_offset] = loops.get(lp.header_offset, 0.0) + ideal * 32.0
+    total = sum(sum(v.values()) for v in per.values())
+    # a walk again is as long as the first, within REWALK; a shorter loop over the same array is the
+    # compiler's remainder of an unrolled walk (conv1d_taps: 8 of 264 taps), which continues it
+    again = sum(sum(b for b in v.values() if b >= REWALK * max(v.values())) - max(v.values()) for v in per.values())
+    if again <= 0 or total <= 0:
+        return 0.0
+    # one walk's row per warp: the thread's loaded bytes less what it walks again
+    row = w.row_bytes * (total - again) / total
+    occ = ctx.occupancy
+    warps = occ.active_warps if occ is not None and occ.active_warps > 0 else ctx.device.warps_per_sm
+    if warps * row > ROW_FITS * ctx.device.shared_memory_per_sm:
+        return 0.0
+    return again / max(1, len(ctx.kernel.launches))
 
 
 @lru_cache(maxsize=None)

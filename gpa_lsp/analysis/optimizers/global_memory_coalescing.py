@@ -40,7 +40,7 @@ from ..coalescing import model_at, transposed_accesses
 from ..context import kernel_fact
 from ..copywalk import copy_walk_estimate
 from .. import rowwarp
-from ..lanewalk import LONG_ROWS, idle_lane_cap, rewrite_spread, walk
+from ..lanewalk import LONG_ROWS, idle_lane_cap, rewalked_bytes, rewrite_spread, walk
 from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
@@ -60,6 +60,8 @@ def queue_excess_share(ctx) -> float:
     return excess_sectors / (sectors + other) if sectors + other > 0 else 0.0
 
 
+ONE_LENGTH = 0.95     # lanes active at a walk's steps above which its rows are of one length (the probes')
+
 # the bounds of a memory stream, and which rows of the row-warp probe price them (analysis/rowwarp.py)
 STREAM_BOUNDS = {"dram": "dram", "mlp": "dram", "resident": "l2"}
 
@@ -70,7 +72,7 @@ def unit_model(ctx):
     the rewrite is a warp per row (a per-lane walk of ``LONG_ROWS`` elements or more) and a memory
     stream bounds it, that bound at the share of the stream's rate a warp per row of the walk's row
     reaches (analysis/rowwarp.py)."""
-    m = model_at(ctx, rewrite_spread(ctx))
+    m = model_at(ctx, rewrite_spread(ctx), rewalked_bytes(ctx))
     where = STREAM_BOUNDS.get(m.bound_unit) if m is not None else None
     w = walk(ctx) if where else None
     if w is None or w.elements_per_lane < LONG_ROWS:
@@ -91,6 +93,22 @@ def _with_unit_models(ctx, est: float) -> float:
     est = max(est, m.unit_estimate)
     cw = copy_walk_estimate(ctx, m)
     return max(est, min(cw, m.bound)) if cw is not None else est
+
+
+def streaming_rewrite(ctx) -> float | None:
+    """For a per-lane walk that no unit holds (the unit model's estimate is 1: a chain of round trips
+    sets the time, each a request of up to 32 lines) over rows of one length and ``LONG_ROWS``
+    elements or more: the unit model's bound, which the warp-per-row rewrite reaches, since each of
+    its requests is one line and its rows stream (analysis/rowwarp.py prices what short rows lose);
+    None otherwise. Calibration minmax_scale_rows: a thread per 384-float row walked twice, 12.5x
+    for a warp per row against 7.7x from the matched stalls. docs/optimizers.md ("A latency-bound
+    walk streams once a warp reads each row")."""
+    m = unit_model(ctx)
+    w = walk(ctx)
+    if m is None or m.unit_estimate > 1.0 or w is None or w.gather or w.elements_per_lane < LONG_ROWS \
+            or w.lanes_active < ONE_LENGTH:
+        return None
+    return m.bound
 
 
 def _global(pc) -> bool:
@@ -173,6 +191,9 @@ class GlobalMemoryCoalescing(Optimizer):
         lanes idle (rows of different lengths), at most what the spread probe's better rewrite gained
         (analysis/lanewalk.py)."""
         est = _with_unit_models(ctx, super().estimate(ctx, match))
+        streams = streaming_rewrite(ctx)
+        if streams is not None:
+            est = max(est, streams)
         cap = idle_lane_cap(ctx)
         return min(est, cap.point) if cap is not None else est
 
