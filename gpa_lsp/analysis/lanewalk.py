@@ -69,7 +69,7 @@ class Walk:
     elements_per_lane: float       # L: elements a thread walks in each array
     lanes_active: float            # u: share of a warp's lanes walking at each of its steps
     gather: bool                   # a gather in the walk's loops (x[col[j]])
-    row_bytes: float = 0.0         # bytes a thread loads in its walk, all its arrays (a warp per row's row)
+    row_bytes: float = 0.0         # bytes a thread loads in its walk, all its arrays, every walk of them
 
 
 def _param_roots(function) -> dict[int, frozenset[int]]:
@@ -130,16 +130,14 @@ def walk(ctx: KernelContext) -> Walk | None:
 
 
 @kernel_fact
-def rewalked_bytes(ctx: KernelContext) -> float:
-    """Bytes per launch (ideal sectors) of the walk's loads that walk an array a thread already walked
-    in an earlier loop (a row reduced, then walked again to scale it): for each array the walk reads
-    in two or more loops, every loop's but the largest one's. A warp per row keeps its row in the L1
-    between the walks when the resident warps' rows fit it (``ROW_FITS``), so those bytes reach no
-    further; a thread per row's 32 rows do not stay (the original reads them again). 0.0 without a
-    walk of ``LONG_ROWS`` elements or more, or when the rows do not fit."""
+def _walked_again(ctx: KernelContext) -> tuple[float, float]:
+    """(ideal bytes of the walk's loads in all, those that walk an array a thread already walked in
+    an earlier loop), summed over the profiled launches: for each array the walk reads in two or more
+    loops, every loop's but the largest one's. A loop that moves less than ``REWALK`` of the largest's
+    bytes is nvcc's remainder of an unrolled walk (conv1d_taps: 8 of 264 taps), which continues it."""
     w = walk(ctx)
-    if w is None or w.elements_per_lane < LONG_ROWS:
-        return 0.0
+    if w is None:
+        return 0.0, 0.0
     roots = _param_roots(ctx.entry)
     per: dict[frozenset[int], dict[int, float]] = {}
     for o in w.loads:
@@ -149,16 +147,36 @@ def rewalked_bytes(ctx: KernelContext) -> float:
         loops = per.setdefault(roots.get(o, frozenset()), {})
         loops[lp.header_offset] = loops.get(lp.header_offset, 0.0) + ideal * 32.0
     total = sum(sum(v.values()) for v in per.values())
-    # a walk again is as long as the first, within REWALK; a shorter loop over the same array is the
-    # compiler's remainder of an unrolled walk (conv1d_taps: 8 of 264 taps), which continues it
     again = sum(sum(b for b in v.values() if b >= REWALK * max(v.values())) - max(v.values()) for v in per.values())
+    return total, again
+
+
+def fetched_row_bytes(ctx: KernelContext) -> float:
+    """The bytes a warp per row fetches for its row: the walk's ``row_bytes`` less what it walks again
+    (a second walk of the row hits the L1); 0.0 without a walk."""
+    w = walk(ctx)
+    if w is None:
+        return 0.0
+    total, again = _walked_again(ctx)
+    return w.row_bytes * (total - again) / total if total > 0 else w.row_bytes
+
+
+@kernel_fact
+def rewalked_bytes(ctx: KernelContext) -> float:
+    """Bytes per launch (ideal sectors) of the walk's loads that walk again an array a thread already
+    walked (``_walked_again``: a row reduced, then walked again to scale it). A warp per row keeps its
+    row in the L1 between the walks when the resident warps' rows fit it (``ROW_FITS``), so those
+    bytes reach no further; a thread per row's 32 rows do not stay (the original reads them again).
+    0.0 without a walk of ``LONG_ROWS`` elements or more, or when the rows do not fit."""
+    w = walk(ctx)
+    if w is None or w.elements_per_lane < LONG_ROWS:
+        return 0.0
+    total, again = _walked_again(ctx)
     if again <= 0 or total <= 0:
         return 0.0
-    # one walk's row per warp: the thread's loaded bytes less what it walks again
-    row = w.row_bytes * (total - again) / total
     occ = ctx.occupancy
     warps = occ.active_warps if occ is not None and occ.active_warps > 0 else ctx.device.warps_per_sm
-    if warps * row > ROW_FITS * ctx.device.shared_memory_per_sm:
+    if warps * fetched_row_bytes(ctx) > ROW_FITS * ctx.device.shared_memory_per_sm:
         return 0.0
     return again / max(1, len(ctx.kernel.launches))
 

@@ -27,12 +27,13 @@ Scope: the coalesced code's memory bound (``bound_unit`` DRAM, ``resident``; not
 roof, whose probe read its rows by a warp per row already), for a per-lane walk whose rows are long
 enough that a warp per row is the rewrite (``lanewalk.LONG_ROWS`` elements; shorter rows are
 coalesced by storing them interleaved, the same threads, no per-row tail). The row's bytes are
-the walk's: the bytes a thread loads in its walk (all its arrays).
+what a warp fetches for it (``lanewalk.fetched_row_bytes``: the bytes a thread loads in its walk,
+all its arrays, less a second walk of the same row, which hits the L1).
 
 On another device: the probe ran on the H200 only; a device of the same chip (the H100) takes its
 rows (``probe_tables.coalescing_rows``). The H100's DRAM is slower (3.35 against 4.8 TB/s), so the
 same per-row tail costs it a smaller share of the time: on the H100 this bound is, if anything,
-too tight at 512 B per row. docs/optimizers.md ("A warp per row of short rows").
+too tight at 512 B per row. docs/optimizers.md ("A warp per row of short rows does not stream").
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from ..coalescing import model_at, transposed_accesses
 from ..context import kernel_fact
 from ..copywalk import copy_walk_estimate
 from .. import rowwarp
-from ..lanewalk import LONG_ROWS, idle_lane_cap, rewalked_bytes, rewrite_spread, walk
+from ..lanewalk import LONG_ROWS, fetched_row_bytes, idle_lane_cap, rewalked_bytes, rewrite_spread, walk
 from .base import Match, Optimizer, edge_sums
 from .shared import DRAIN, drain_edges, mio_throttle_share
 
@@ -77,7 +77,7 @@ def unit_model(ctx):
     w = walk(ctx) if where else None
     if w is None or w.elements_per_lane < LONG_ROWS:
         return m
-    e = rowwarp.efficiency(ctx.device, w.row_bytes, where)
+    e = rowwarp.efficiency(ctx.device, fetched_row_bytes(ctx), where)
     if e is None or e >= 1.0:
         return m
     return replace(m, bound=max(1.0, m.bound * e), extra={**m.extra, "rowwarp": e})
