@@ -76,8 +76,7 @@ from ..sass.opcodes import GLOBAL_WRITES, SHARED_ACCESSES
 from .context import KernelContext, kernel_fact
 from .curves import linear_flat
 from .gathers import gathers, row_gather_roof
-from . import parallelism
-from .parallelism import attainable
+from .parallelism import attainable, turnaround
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
 from .tiles import coalesced_form
@@ -463,7 +462,7 @@ def model_at(ctx: KernelContext, spread: float, rewalked: float = 0.0) -> Model 
     # writes: the probe's DRAM roof is a read stream's; one that writes as much as it reads turns the
     # bus around and reaches the copy's (``parallelism.turnaround``), linear in the write share between
     write_share = stored / (dram_bytes * dram_keep) if dram_bytes and dram_keep else 0.0
-    turn = parallelism.turnaround(ctx.device) if write_share > 0 and "dram" in after else None
+    turn = turnaround(ctx.device) if write_share > 0 and "dram" in after else None
     if turn is not None and turn < 1.0:
         extra["dram_writes"] = min(1.0, write_share)
         after["dram"] = min(after["dram"], roofs["dram"] * (1.0 - (1.0 - turn) * min(1.0, 2.0 * write_share)))

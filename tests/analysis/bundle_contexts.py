@@ -42,8 +42,9 @@ def h200_probe(probe: str) -> list[dict]:
     return d["devices"]["NVIDIA H200"][probe]
 
 
-def measured_speedup(case: str, variant: str) -> float:
-    """A case variant's speedup over its original as timed (benchmarks/accuracy/timings.json medians)."""
+def measured_speedup(case: str, variant: str, field: str = "median_ms") -> float:
+    """A case variant's speedup over its original as timed (benchmarks/accuracy/timings.json):
+    ``median_ms`` the event pairs' medians, ``duration_ms`` the kernel durations (activity records)."""
     rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    got = {r["variant"]: r["median_ms"] for r in rows if r["case"] == case}
+    got = {r["variant"]: r[field] for r in rows if r["case"] == case and r.get(field)}
     return got["original"] / got[variant]

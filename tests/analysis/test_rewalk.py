@@ -4,23 +4,14 @@ calibration case written for it (minmax_scale_rows) and the one it must leave al
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from gpa_lsp.analysis.advisor import advise_bundle
 from gpa_lsp.analysis.lanewalk import rewalked_bytes, walk
 from gpa_lsp.analysis.optimizers.global_memory_coalescing import streaming_rewrite, unit_model
 
+from bundle_contexts import ROOT, measured_speedup
 from case_context import case_context
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _durations(case: str) -> dict[str, float]:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    return {r["variant"]: r["duration_ms"] for r in rows if r["case"] == case and r.get("duration_ms")}
 
 
 def test_minmax_scale_rows_reads_its_rows_once_after_the_rewrite():
@@ -39,8 +30,7 @@ def test_minmax_scale_rows_priced_at_the_stream_it_becomes():
     by events); the matched stalls said 7.7x."""
     ctx = case_context("minmax_scale_rows")
     bound = streaming_rewrite(ctx)
-    t = _durations("minmax_scale_rows")
-    measured = t["original"] / t["warp_per_row"]
+    measured = measured_speedup("minmax_scale_rows", "warp_per_row", "duration_ms")
     assert bound == pytest.approx(unit_model(ctx).bound) and measured < bound < 1.1 * measured
     report = advise_bundle(ROOT / "kernels" / "minmax_scale_rows" / "recorded" / "ncu.gpabundle")
     top = report.kernels[0].advice[0]

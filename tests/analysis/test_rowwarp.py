@@ -3,9 +3,6 @@ table, and the coalescing bound of the calibration cases whose rewrite reads row
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from gpa_lsp.analysis import rowwarp
@@ -13,16 +10,11 @@ from gpa_lsp.analysis.lanewalk import walk
 from gpa_lsp.analysis.optimizers.global_memory_coalescing import unit_model
 from gpa_lsp.profile.model import Device
 
+from bundle_contexts import measured_speedup
 from case_context import case_context
 
-ROOT = Path(__file__).resolve().parents[2]
 H200 = Device(name="NVIDIA H200", sm=90, sm_count=132)
 H100 = Device(name="NVIDIA H100 80GB HBM3", sm=90, sm_count=132)
-
-
-def _durations(case: str) -> dict[str, float]:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    return {r["variant"]: r["duration_ms"] for r in rows if r["case"] == case and r.get("duration_ms")}
 
 
 def test_the_probe_short_rows_reach_less_of_the_stream():
@@ -52,8 +44,7 @@ def test_gemv_resident_bound_at_the_row_warps_share():
     m = unit_model(ctx)
     assert m.bound_unit == "resident"
     assert 0.78 < m.extra["rowwarp"] < 0.88
-    t = _durations("gemv_resident")
-    measured = t["original"] / t["warp_per_row"]
+    measured = measured_speedup("gemv_resident", "warp_per_row", "duration_ms")
     assert measured < m.bound < 1.2 * measured
 
 

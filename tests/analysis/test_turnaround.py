@@ -3,23 +3,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from gpa_lsp.analysis import parallelism
 from gpa_lsp.analysis.optimizers.global_memory_coalescing import unit_model
 from gpa_lsp.profile.model import Device
 
+from bundle_contexts import measured_speedup
 from case_context import case_context
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _durations(case: str) -> dict[str, float]:
-    rows = json.loads((ROOT / "benchmarks" / "accuracy" / "timings.json").read_text())["results"]
-    return {r["variant"]: r["duration_ms"] for r in rows if r["case"] == case and r.get("duration_ms")}
 
 
 def test_the_probes_copy_reaches_less_than_its_read():
@@ -36,8 +27,7 @@ def test_particles_aos_step_bound_at_the_copys_roof():
     kernel durations."""
     m = unit_model(case_context("particles_aos_step"))
     assert m.extra["dram_writes"] == pytest.approx(0.5, abs=0.05)
-    t = _durations("particles_aos_step")
-    measured = t["original"] / t["smem_stage"]
+    measured = measured_speedup("particles_aos_step", "smem_stage", "duration_ms")
     assert measured < m.bound < 1.08 * measured
 
 
