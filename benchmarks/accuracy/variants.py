@@ -7,10 +7,12 @@ kernel's advice, its estimate, the speedup the change achieved on the GPU (``tim
 the verified figure when ``gpa verify`` stored one in the bundle. Figures, per split:
 
 * top advice helps: the case's first-ranked advice has a variant and that variant achieves >= 1.05x
-  (cases whose top advice no variant carries out are not judged);
+  (cases whose top advice no variant carries out are not judged). A case where the advisor
+  recommends nothing is judged too when one of its variants achieves >= 1.05x: a miss (silence is
+  not free); where none does, it is *rightly silent* (listed, not in the figure);
 * false positives: advice ranked in the top 3 whose variant achieves < 1.02x, over top-3 advice
-  that has a variant; advice counts as ranked when its figure reaches 1.02x (the editor's
-  information threshold: below it the diagnostic is a hint, e.g. "tried: no gain");
+  that has a variant; advice counts as ranked when its figure reaches ``gpa_lsp.config.RECOMMENDED``
+  (1.05x: the editor's information threshold; under it advice is marginal and its diagnostic a hint);
 * error |estimate - achieved| / achieved over every (case, advised optimizer) pair, the optimizer's
   best variant standing for it (a partial change does not make an estimate wrong), and on the top
   advice.
@@ -26,9 +28,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpa_lsp.config import RECOMMENDED     # under it advice is marginal: shown as a hint, not recommended
+
 HELPS = 1.05
 NO_GAIN = 1.02
-RECOMMENDED = 1.02     # gpa_lsp.config.AdviceConfig.information: below it a diagnostic is a hint
 TARGETS = {"top_helps": 0.90, "false_positives": 0.05, "mean_error": 0.10, "top_error": 0.05}
 
 
@@ -157,9 +160,17 @@ def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> 
     top_judged = top_helped = fp = fp_judged = 0
     top_errors = []
     unjudged: list[str] = []
+    silent: list[str] = []           # nothing recommended where a variant helps: judged, a miss
+    rightly_silent: list[str] = []   # nothing recommended and nothing helps
     for c in cases:
         ranked = c.vranked if verified else c.ranked
         mine = by_case.get(c.case, [])
+        if not ranked and mine:
+            if max(r.achieved for r in mine) >= HELPS:
+                top_judged += 1
+                silent.append(c.case)
+            else:
+                rightly_silent.append(c.case)
         if ranked:
             top = [r for r in mine if r.optimizer == ranked[0]]
             if not top:
@@ -194,7 +205,24 @@ def figures(rows: list[VariantRow], cases: list[CaseAdvice], verified: bool) -> 
         "top_error": statistics.fmean(top_errors) if top_errors else None,
         # cases whose top advice no variant carries: not in the figures above (no timing judges it)
         "top_unjudged": unjudged,
+        "silent": silent, "rightly_silent": rightly_silent,
     }
+
+
+def silence_lines(f: dict, verified: bool) -> list[str]:
+    """The cases the figures leave out or count as silent, as sentences for the reports."""
+    how = "verified" if verified else "estimated"
+    out = []
+    if f["top_unjudged"]:
+        out += ["", f"Top advice no variant carries ({how}; not judged above: no timing says whether it helps): "
+                f"{len(f['top_unjudged'])} case(s): {', '.join(f['top_unjudged'])}."]
+    if f["silent"]:
+        out += ["", f"Nothing recommended (every advice under {RECOMMENDED:.2f}x) where a variant helps ({how}; "
+                f"judged above as misses): {', '.join(f['silent'])}."]
+    if f["rightly_silent"]:
+        out += ["", f"Nothing recommended, and no variant helps ({how}; rightly silent, not in the figures): "
+                f"{', '.join(f['rightly_silent'])}."]
+    return out
 
 
 def _pct(x: float | None) -> str:
@@ -224,10 +252,7 @@ def render(rows: list[VariantRow], cases: list[CaseAdvice]) -> list[str]:
                        f"| {_pct(f['false_positives'])} of {f['fp_judged']} | {_pct(f['mean_error'])} over {f['pairs']} "
                        f"| {_pct(f['median_error'])} | {_pct(f['top_error'])} |")
         for verified in (False, True):
-            left = figures(srows, scases, verified)["top_unjudged"]
-            if left:
-                out += ["", f"Top advice no variant carries ({'verified' if verified else 'estimated'}; not judged above: "
-                        f"no timing says whether it helps): {len(left)} case(s): {', '.join(left)}."]
+            out += silence_lines(figures(srows, scases, verified), verified)
         t = TARGETS
         out += ["", f"Targets (validation): top advice helps ≥ {_pct(t['top_helps'])}, false positives ≤ "
                 f"{_pct(t['false_positives'])}, mean error ≤ {_pct(t['mean_error'])} over every pair and ≤ "

@@ -22,7 +22,7 @@ vim.lsp.config("gpa", {
   settings = {
     gpa = {
       trustedWorkspaces = {},                -- e.g. { "~/src/my-cuda-project" }
-      advice = { warning = 1.10, information = 1.02 },
+      advice = { warning = 1.10, information = 1.05 },
       server = { runOnSave = true, debounceMs = 500 },
       -- profile = { collector = "cupti" },  -- or "ncu", or "replay" (show the recorded bundle)
     },

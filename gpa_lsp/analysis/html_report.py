@@ -17,7 +17,8 @@ from ..profile.throughput import describe as describe_units
 from .model import Advice, ChangeKind, KernelReport, LineStats, Report
 from .quickfix import describe_fix
 from .sources import LineReader, make_reader
-from .text_report import (_confidence_text, _estimate_text, _pct, _short, _tried_text, kernel_reasons, select,
+from .text_report import (MARGINAL_KERNEL, _confidence_text, _estimate_text, _marginal, _pct, _short, _tried_text,
+                          kernel_reasons, marginal_text, select,
                           short_name)
 
 CONTEXT = 3            # source lines shown around hot lines
@@ -160,6 +161,8 @@ def _advice_list(i: int, k: KernelReport, reader: LineReader) -> list[str]:
     out = ["<h3>Advice</h3>"]
     if not k.advice:
         return out + ["<p>No change is estimated to speed this kernel up by 0.5% or more.</p>"]
+    if _marginal(k.advice[0]):
+        out.append(f'<p class="muted">{_e(MARGINAL_KERNEL)}</p>')
     out.append('<ol class="advice">')
     for a in k.advice:
         loc = a.location
@@ -173,7 +176,7 @@ def _advice_list(i: int, k: KernelReport, reader: LineReader) -> list[str]:
         extra = " ".join(x for x in (_tried_text(a), _confidence_text(a)) if x)
         extra = f'<br><span class="muted">{_e(extra)}</span>' if extra else ""
         out.append(f'<li class="advice-item" data-optimizer="{_e(a.optimizer)}"><b>{_e(a.title)}</b>{where}: '
-                   f'<span class="est">{_e(_estimate_text(a))}</span>{bound}; {_e(share)}.<br>'
+                   f'<span class="est">{_e(_estimate_text(a) + marginal_text(a))}</span>{bound}; {_e(share)}.<br>'
                    f"{_prose(a.suggestion.strip())}{fix}{extra}</li>")
     out.append("</ol>")
     return out

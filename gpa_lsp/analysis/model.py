@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..profile.throughput import UNIT_TITLES
+from ..config import RECOMMENDED
 from ..verify.model import Verification
 
 # samples per kernel below which advice is marked low confidence ([profile] min_samples aims above it)
@@ -135,6 +136,11 @@ class Advice:
         interval wider than 10% of the estimate."""
         lo, hi = self.sampling_interval
         return self.kernel_samples < MIN_SAMPLES or (hi - lo) > 0.10 * self.estimated_speedup
+
+    @property
+    def marginal(self) -> bool:
+        """Under ``RECOMMENDED``: shown, not recommended (the figure that ranks it, measured first)."""
+        return self.effective_speedup < RECOMMENDED
 
     def confidence_text(self) -> str:
         return f"low confidence: {self.kernel_samples} samples" if self.low_confidence else ""

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
+from ..config import AdviceConfig
 from .model import Advice, ChangeKind, KernelReport, Report
 from .optimizers import REGISTRY
 from .quickfix import PlainEdit, describe_fix, fix_edits
@@ -134,6 +135,15 @@ def to_sarif(report: Report, *, kernel: str | None = None, srcroot: str | os.Pat
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
+def _level(speedup: float) -> str:
+    """The editor's severities (config.AdviceConfig defaults): warning, note, and ``none`` for
+    marginal advice (under ``config.RECOMMENDED``: shown, not recommended)."""
+    advice = AdviceConfig()
+    if speedup >= advice.warning:
+        return "warning"
+    return "note" if speedup >= advice.information else "none"
+
+
 def _message(a: Advice, k: KernelReport, reader: LineReader) -> str:
     est = _estimate_text(a)
     bound = f", {a.bound_text()}" if a.bounded_by else ""
@@ -165,11 +175,13 @@ def _result(a: Advice, k: KernelReport, index: dict[str, int], uris: _Uris, read
         props["lowConfidence"] = True
         props["samplingInterval"] = list(a.sampling_interval)
     props["effectiveSpeedup"] = speedup_of(a)
+    if a.marginal:
+        props["marginal"] = True
     if k.duration_ns:
         props["kernelTimeNs"] = k.duration_ns
     res: dict[str, Any] = {
         "ruleId": a.optimizer,
-        "level": "warning" if speedup_of(a) >= 1.10 else "note",
+        "level": _level(speedup_of(a)),
         "message": {"text": _message(a, k, reader)},
         "properties": props,
     }

@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from ..config import RECOMMENDED
 from ..profile.demangle import display_name
 from ..profile.reasons import category
 from ..profile.throughput import describe as describe_units
@@ -134,6 +135,8 @@ def render_text(report: Report, *, reader: LineReader | None = None, kernel: str
         if not k.advice:
             why = f" by {min_speedup:.2f}x or more" if min_speedup else " by 0.5% or more"
             out.append(f"  No change is estimated to speed it up{why}.")
+        elif _marginal(k.advice[0]):
+            out.extend(_wrap(MARGINAL_KERNEL, width, "  ", "  "))
         for n, a in enumerate(k.advice, 1):
             out.append("")
             out.extend(_advice_lines(n, a, k, reader, width))
@@ -169,6 +172,22 @@ def _kernel_lines(k: KernelReport, width: int) -> list[str]:
     return lines
 
 
+MARGINAL_KERNEL = (f"Nothing here is estimated to gain {RECOMMENDED:.2f}x or more: under that the estimates' "
+                   "own error is as large as the gain, so the advice below is marginal, not recommended.")
+
+
+def _marginal(a: Advice) -> bool:
+    return speedup_of(a) < RECOMMENDED
+
+
+def marginal_text(a: Advice) -> str:
+    """``, marginal`` (``, marginal: 1.046x`` where two decimals would round it up to the threshold)."""
+    if not _marginal(a):
+        return ""
+    x = speedup_of(a)
+    return f", marginal: {x:.3f}x" if f"{x:.2f}" == f"{RECOMMENDED:.2f}" else ", marginal"
+
+
 def _estimate_text(a: Advice) -> str:
     """``est. 1.35x (1.14-1.56x)``, or ``measured 1.31x (1.28-1.34), est. 1.27x, H100`` once timed."""
     v = getattr(a, "verification", None)
@@ -201,7 +220,7 @@ def _advice_lines(n: int, a: Advice, k: KernelReport, reader: LineReader, width:
     ind = "     "
     loc = a.location
     where = f" at {_short(loc.file)}:{loc.line}" if loc is not None and loc.file and loc.line else ""
-    head = f"  {n}. {a.title}{where}: {_estimate_text(a)}"
+    head = f"  {n}. {a.title}{where}: {_estimate_text(a)}" + marginal_text(a)
     lines = _wrap(head, width, "", ind)
     if a.bounded_by:
         lines += _wrap(f"({a.bound_text()})", width, ind, ind)

@@ -85,10 +85,12 @@ def test_advice_diagnostic_carries_the_fix_and_the_severity(analysed):
     assert d.data["kernel"] == k.name and d.data["fix"]["kind"] == "unroll" and d.data["line"] == a.location.line
     assert d.related_information[0].location.range.start.line == 20
     want = (types.DiagnosticSeverity.Warning if a.effective_speedup >= 1.10 else
-            types.DiagnosticSeverity.Information if a.effective_speedup >= 1.02 else types.DiagnosticSeverity.Hint)
+            types.DiagnosticSeverity.Information if a.effective_speedup >= 1.05 else types.DiagnosticSeverity.Hint)
     assert d.severity == want
     assert diagnostics.severity_of(1.5, AdviceConfig()) == types.DiagnosticSeverity.Warning
     assert diagnostics.severity_of(1.05, AdviceConfig()) == types.DiagnosticSeverity.Information
+    # marginal advice (under config.RECOMMENDED, 1.05x) is a hint, not a recommendation
+    assert diagnostics.severity_of(1.04, AdviceConfig()) == types.DiagnosticSeverity.Hint
     assert diagnostics.severity_of(1.01, AdviceConfig()) == types.DiagnosticSeverity.Hint
     assert "save to refresh" in diagnostics.advice_diagnostic(k, a, 18, line, AdviceConfig(), stale=True).message
 

@@ -29,7 +29,7 @@ def _line_of(path, needle: str) -> int:
     return next(i for i, l in enumerate(path.read_text().splitlines()) if needle in l)
 
 
-def _severity(speedup: float, warning=1.10, information=1.02):
+def _severity(speedup: float, warning=1.10, information=1.05):
     if speedup >= warning:
         return types.DiagnosticSeverity.Warning
     if speedup >= information:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from ...analysis.model import KernelReport
+from ...config import RECOMMENDED
 from ...profile.throughput import UNIT_TITLES
 
 
@@ -21,7 +22,10 @@ def busiest_unit(kernel: KernelReport) -> str:
     return f"{UNIT_TITLES.get(unit, unit)} {pct:.0f}% of peak"
 
 
-def kernel_summary(kernel: KernelReport) -> str:
+def kernel_summary(kernel: KernelReport, information: float = RECOMMENDED) -> str:
+    """``GPA: 100% of samples, memory-bound, DRAM 81% of peak | top: ... est. 1.31x``; when even the
+    top advice is under ``information`` (the editor's threshold, ``config.RECOMMENDED`` by default),
+    it is marginal and the lens says so rather than recommend it."""
     text = f"GPA: {kernel.share:.0%} of samples, {kernel.limiter}-bound"
     busiest = busiest_unit(kernel)
     if busiest:
@@ -31,6 +35,8 @@ def kernel_summary(kernel: KernelReport) -> str:
         v = top.verification
         if v is not None and v.status == "measured" and v.speedup is not None:
             text += f" | top: {top.title} measured {v.speedup:.2f}x (est. {top.estimated_speedup:.2f}x)"
+        elif top.effective_speedup < information:
+            text += f" | nothing over {information:.2f}x (marginal: {top.title} est. {top.estimated_speedup:.2f}x)"
         else:
             text += f" | top: {top.title} est. {top.estimated_speedup:.2f}x"
     else:
@@ -38,9 +44,10 @@ def kernel_summary(kernel: KernelReport) -> str:
     return text
 
 
-def kernel_lenses(kernel: KernelReport, line0: int, root_uri: str, stale: bool = False) -> list[types.CodeLens]:
+def kernel_lenses(kernel: KernelReport, line0: int, root_uri: str, stale: bool = False,
+                  information: float = RECOMMENDED) -> list[types.CodeLens]:
     rng = types.Range(types.Position(line0, 0), types.Position(line0, 0))
-    title = kernel_summary(kernel) + (" (earlier run)" if stale else "")
+    title = kernel_summary(kernel, information) + (" (earlier run)" if stale else "")
     return [
         types.CodeLens(range=rng, command=types.Command(title=title, command="gpa.report", arguments=[root_uri])),
         types.CodeLens(range=rng, command=types.Command(title="Profile now", command="gpa.profile", arguments=[root_uri])),
@@ -59,5 +66,6 @@ def register(ls) -> None:
         for k in view.kernels:
             cur = ls.tracker.current(uri, (k.line or 1) - 1)
             if cur is not None:
-                out += kernel_lenses(k, cur, folder.uri, stale=folder.analysis.outcome.stale)
+                out += kernel_lenses(k, cur, folder.uri, stale=folder.analysis.outcome.stale,
+                                     information=folder.config.advice.information)
         return out
