@@ -119,7 +119,7 @@ class DeviceTable:
                                                     # a loop-free kernel, rising (loopfree_probe)
 
     def l2_kept(self, busy: float, dram_reads: float, request_keep: float, dram_keep: float,
-                resident: float = 0.0) -> float:
+                resident: float = 0.0, requests_after: float = 0.0) -> float:
         """The L2's busy seconds after coalescing, from its ``busy`` seconds now.
 
         Its busy time is the fills of the sectors DRAM reads (``dram_reads``; the probe: a sector
@@ -129,12 +129,21 @@ class DeviceTable:
         sector still read. The excess a per-lane walk's later steps reuse hits in L1 and never
         reached the L2 (lanewalk_probe: a column-major walk asks the L2 for the same sectors), so
         the requests are what the L2 measured, not the sectors requested. The share of the reads
-        the L2 keeps between launches (``resident``, residency.py) is requested but not filled."""
+        the L2 keeps between launches (``resident``, residency.py) is requested but not filled.
+
+        The L2 sees what the L1 misses, before and after: the requests kept are never fewer than
+        the coalesced code's own (``requests_after``: its ideal sectors at the probe's L2 cost per
+        sector, per launch), up to what the L2 measured now. Scaling the measured requests by the
+        sectors requested alone assumes the L1 filtered the excess and the ideal alike; where the
+        L1 already absorbed the excess (a walk's later steps, loads of a struct's fields or a
+        pixel's channels at one address plus a small offset, neighbouring taps), the coalesced
+        code asks the L2 for as much as the original did (docs/optimizers.md, "The L2 sees what
+        the L1 misses")."""
         fills = min(busy, dram_reads * self.l2_dram_sector)
         requests = busy - fills
         reads_after = dram_reads * dram_keep
-        return (reads_after * (1.0 - resident) * self.l2_dram_sector
-                + max(requests * request_keep, min(requests, reads_after * self.l2_load_sector)))
+        floor = max(reads_after * self.l2_load_sector, requests_after)
+        return reads_after * (1.0 - resident) * self.l2_dram_sector + max(requests * request_keep, min(requests, floor))
 
     def l2_store_cost(self, lines: float) -> float:
         """L2 busy seconds of one store request touching ``lines`` lines (linear between the probe's)."""
@@ -434,7 +443,9 @@ def model_at(ctx: KernelContext, spread: float, rewalked: float = 0.0) -> Model 
     # DRAM and the L2's fills nothing (residency.py)
     dram_bytes = tp.dram_bytes or 0.0
     resident = resident_share(ctx.device, dram_bytes * dram_keep) if relaunched(ctx) else 0.0
-    l2_after = table.l2_kept(l2_now, reads, req_after / req_now if req_now else 1.0, dram_keep, resident)
+    # the coalesced code's own L2 requests per launch (req_after sums the profiled launches)
+    l2_after = table.l2_kept(l2_now, reads, req_after / req_now if req_now else 1.0, dram_keep, resident,
+                             req_after / launches)
     kept_reads = resident * reads * 32.0 / dram_bytes if dram_bytes else 0.0
     roofs = {u: table.roofs.get(u, UNIT_ROOF_DEFAULT) for u in util}
     # the memory stream after: DRAM's bytes at its roof, the kept reads at the L2's resident rate

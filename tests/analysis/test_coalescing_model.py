@@ -227,8 +227,15 @@ def test_a_loop_free_roof_that_binds_says_so():
     advice is bounded by what its coalesced loads in flight pull, and says the share."""
     a, _ = _advice(ROOT / "kernels" / "jacobi2d" / "recorded" / "ncu.gpabundle", "jacobi_step")
     m = model(_context("jacobi2d"))
-    assert a.bounded_by == "mlp" and a.bounded_pct == pytest.approx(m.extra["loopfree_dram_pct"])
-    assert "loads this code keeps in flight reach 70%" in a.bound_text()
+    roof = m.util["dram"] / m.extra["loopfree_dram_pct"]      # its DRAM time at the loads-in-flight roof
+    assert a.estimated_speedup == pytest.approx(1.0 / roof, rel=0.01)
+    # the L2's kept requests (the coalesced code's own: the L2 sees what the L1 misses) bind at the
+    # same figure to 0.1%; either is named
+    if a.bounded_by == "mlp":
+        assert a.bounded_pct == pytest.approx(m.extra["loopfree_dram_pct"])
+        assert "loads this code keeps in flight reach 70%" in a.bound_text()
+    else:
+        assert a.bounded_by == "l2"
 
 
 def test_the_loop_free_roof_needs_a_loop_free_kernel_that_does_not_contradict_it():
@@ -317,12 +324,14 @@ def test_gathers_are_the_loads_whose_address_was_loaded():
 
 def test_spmv_coalescing_is_bounded_by_what_it_cannot_unload():
     """spmv_csr_scalar's L2 at 90% is mostly fills (DRAM at 57%) and the gather's requests, which
-    coalescing val/col does not remove: the unit model's bound is L2 or DRAM near 1.6x, not the
-    4.8x the L2's requested sectors promised (the advice is lower still: its lanes idle,
-    tests/analysis/test_lanewalk.py)."""
+    coalescing val/col does not remove, and the walk's excess sectors never reached it (the L1
+    serves a lane's later steps): the coalesced code asks the L2 for as much as the original
+    (tests/analysis/test_l2_seen.py). The unit model's bound is the L2 near 1.06x, not the 4.8x the
+    L2's requested sectors promised (1.6x before the L2 counted only what the L1 misses; sell
+    measured 1.08x, the warp-per-row vector 0.89x)."""
     m = model(_context("spmv_csr_scalar"))
-    assert 0.5 < m.keep["l2"] < 0.8
-    assert m.bound_unit in ("l2", "dram") and 1.3 < m.bound < 1.7
+    assert m.keep["l2"] > 0.95
+    assert m.bound_unit == "l2" and 1.0 < m.bound < 1.15
     a, _ = _advice(ROOT / "kernels" / "spmv_csr_scalar" / "recorded" / "ncu.gpabundle", "spmv")
     assert a.estimated_speedup <= m.bound + 1e-3
 

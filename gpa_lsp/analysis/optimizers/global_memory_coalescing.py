@@ -62,8 +62,10 @@ def queue_excess_share(ctx) -> float:
 
 ONE_LENGTH = 0.95     # lanes active at a walk's steps above which its rows are of one length (the probes')
 
-# the bounds of a memory stream, and which rows of the row-warp probe price them (analysis/rowwarp.py)
-STREAM_BOUNDS = {"dram": "dram", "mlp": "dram", "resident": "l2"}
+# the bounds of a memory stream, and which rows of the row-warp probe price them (analysis/rowwarp.py):
+# the probe read its rows from DRAM and from the L2, so a bound by the L2's requests ("l2") is priced
+# by its L2 rows as the resident stream is
+STREAM_BOUNDS = {"dram": "dram", "mlp": "dram", "resident": "l2", "l2": "l2"}
 
 
 @kernel_fact
