@@ -186,8 +186,10 @@ def test_dram_bytes_agree_with_ncus_where_dram_holds_the_time(recorded):
     rgb_planar, 515 us by the sampling run's first record and 512 us by record.py's, 494 us by event
     pairs, 489 us by the counters run and ncu (5.1% under); bilinear_resize, 196 us by the first
     record, 191 us by record.py's, 188 us by event pairs, 186 us by the counters run and ncu (5.1%
+    under); lut_equalize (H200), a byte-in float-out stream: 266 us by the sampling run's first
+    record and 265 us by record.py's, 243 us by event pairs, 240 us by the counters run (10%
     under). Why these records run long is not known."""
-    long_records = {"dot_runtime_unroll", "heat2d_naive", "rgb_planar", "bilinear_resize"}
+    long_records = {"dot_runtime_unroll", "heat2d_naive", "rgb_planar", "bilinear_resize", "lut_equalize"}
     busy = 0
     for case, row in recorded["cases"].items():
         kernels = {k.name: k for k in _bundle(case).profile.kernels}
