@@ -177,7 +177,8 @@ MARGINAL_KERNEL = (f"Nothing here is estimated to gain {RECOMMENDED:.2f}x or mor
 
 
 def _marginal(a: Advice) -> bool:
-    return speedup_of(a) < RECOMMENDED
+    """Under ``config.RECOMMENDED`` (``Advice.marginal``: the figure that ranks it, measured first)."""
+    return a.marginal
 
 
 def marginal_text(a: Advice) -> str:
