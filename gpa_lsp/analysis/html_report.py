@@ -17,7 +17,7 @@ from ..profile.throughput import describe as describe_units
 from .model import Advice, ChangeKind, KernelReport, LineStats, Report
 from .quickfix import describe_fix
 from .sources import LineReader, make_reader
-from .text_report import (MARGINAL_KERNEL, _confidence_text, _estimate_text, _marginal, _pct, _short, _tried_text,
+from .text_report import (MARGINAL_KERNEL, _confidence_text, _estimate_text, _pct, _short, _tried_text,
                           kernel_reasons, marginal_text, select,
                           short_name)
 
@@ -161,7 +161,7 @@ def _advice_list(i: int, k: KernelReport, reader: LineReader) -> list[str]:
     out = ["<h3>Advice</h3>"]
     if not k.advice:
         return out + ["<p>No change is estimated to speed this kernel up by 0.5% or more.</p>"]
-    if _marginal(k.advice[0]):
+    if k.advice[0].marginal:
         out.append(f'<p class="muted">{_e(MARGINAL_KERNEL)}</p>')
     out.append('<ol class="advice">')
     for a in k.advice:

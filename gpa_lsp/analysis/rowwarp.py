@@ -23,10 +23,10 @@ the row's bytes, not its loads, are the variable). At 512 B per row (128 floats)
 DRAM at 0.87 of the stream's rate and the L2-resident read at 0.75; from 1 KB on, at the stream's.
 A persistent grid (each warp taking row after row) did no better at 512 B (DRAM 0.89, L2 0.77).
 
-Scope: the coalesced code's memory bound (``bound_unit`` DRAM, ``resident``; not the row-gather
-roof, whose probe read its rows by a warp per row already), for a per-lane walk whose rows are long
-enough that a warp per row is the rewrite (``lanewalk.LONG_ROWS`` elements; shorter rows are
-coalesced by storing them interleaved, the same threads, no per-row tail). The row's bytes are
+Scope: the coalesced code's memory bound (``bound_unit`` DRAM, ``resident``, the L2's requests;
+not the row-gather roof, whose probe read its rows by a warp per row already), for a per-lane walk
+whose rows are long enough that a warp per row is the rewrite (``lanewalk.LONG_ROWS`` elements;
+shorter rows are coalesced by storing them interleaved, the same threads, no per-row tail). The row's bytes are
 what a warp fetches for it (``lanewalk.fetched_row_bytes``: the bytes a thread loads in its walk,
 all its arrays, less a second walk of the same row, which hits the L1).
 

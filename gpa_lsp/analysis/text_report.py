@@ -135,7 +135,7 @@ def render_text(report: Report, *, reader: LineReader | None = None, kernel: str
         if not k.advice:
             why = f" by {min_speedup:.2f}x or more" if min_speedup else " by 0.5% or more"
             out.append(f"  No change is estimated to speed it up{why}.")
-        elif _marginal(k.advice[0]):
+        elif k.advice[0].marginal:
             out.extend(_wrap(MARGINAL_KERNEL, width, "  ", "  "))
         for n, a in enumerate(k.advice, 1):
             out.append("")
@@ -176,14 +176,9 @@ MARGINAL_KERNEL = (f"Nothing here is estimated to gain {RECOMMENDED:.2f}x or mor
                    "own error is as large as the gain, so the advice below is marginal, not recommended.")
 
 
-def _marginal(a: Advice) -> bool:
-    """Under ``config.RECOMMENDED`` (``Advice.marginal``: the figure that ranks it, measured first)."""
-    return a.marginal
-
-
 def marginal_text(a: Advice) -> str:
     """``, marginal`` (``, marginal: 1.046x`` where two decimals would round it up to the threshold)."""
-    if not _marginal(a):
+    if not a.marginal:
         return ""
     x = speedup_of(a)
     return f", marginal: {x:.3f}x" if f"{x:.2f}" == f"{RECOMMENDED:.2f}" else ", marginal"
