@@ -307,8 +307,12 @@ def _advice_location(ctx: KernelContext, opt: Optimizer, m: Match, fix, path_map
     (``Match.queue_uses``) counts in the estimate but never places the advice. Instruction-fetch advice
     (``Optimizer.region_cost``) is different: the stalled instruction only waits for code
     that the region's size pushed out of the cache, so no statement inside is the cause; the
-    region the fix edits (the loop, the function) is.
+    region the fix edits (the loop, the function) is. An advice priced by a model of the code
+    rather than by its matched stalls names its own place (``Optimizer.placed_at``).
     """
+    placed = opt.placed_at(ctx, m)
+    if placed is not None:
+        return _loc(ctx, placed, path_map)
     if fix is not None and fix.file and fix.line:
         if opt.region_cost:
             return Location(fix.file, fix.line, ctx.entry.name)

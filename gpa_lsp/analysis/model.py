@@ -158,6 +158,9 @@ class Advice:
         if self.bounded_by == "mlp":
             reach = f" reach {self.bounded_pct:.0f}% of its peak" if self.bounded_pct else " limit it"
             return f"bounded by DRAM: the loads this code keeps in flight{reach}"
+        if self.bounded_by == "stream":
+            return ("bounded by DRAM: this stream's loads in flight pull its bytes while the rest of its "
+                    "time is issue work (benchmarks/coalescing, the loop-free probe)")
         if self.bounded_by == "rows":
             pct = f"{self.bounded_pct:.0f}% of its peak; " if self.bounded_pct else ""
             return ("bounded by DRAM: gathered rows read a warp per row reach less than a sequential stream "

@@ -26,6 +26,7 @@ from ..blame import EDGE_LATENCY, EDGE_STALL, BlameEdge
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import ChangeKind, Fix
+from ..coarsening import issue_cut_bound
 from ..parallelism import mlp_bound
 from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
 
@@ -113,6 +114,9 @@ class Optimizer:
     # e.g. a reorder may hoist any number of loads). With ``dram`` in ``keeps`` the estimate is at
     # most what that memory parallelism can pull from DRAM: see analysis/parallelism.py.
     mlp_factor: float | None = 1.0
+    # The change removes issue work and nothing else (cheaper arithmetic): on a loop-free stream
+    # kernel its time saved comes off the issue slots alone (analysis/coarsening.py, issue_cut_bound)
+    cuts_issue: bool = False
 
     def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -176,7 +180,13 @@ class Optimizer:
         if "dram" in self.keeps and factor is not None and self.kind == ChangeKind.code:
             roof, _ = mlp_bound(ctx, factor)
             if roof < cap:
-                return roof, "mlp"
+                cap, unit = roof, "mlp"
+            if self.cuts_issue and factor == 1.0 and match is not None:
+                # a stream kernel's DRAM time overlaps its issue: cutting the issue leaves the
+                # memory's part (analysis/coarsening.py, ``issue_cut_bound``)
+                cut = issue_cut_bound(ctx, self.estimate(ctx, match))
+                if cut < cap:
+                    cap, unit = cut, "stream"
         return cap, unit
 
     def bound_pct(self, ctx: KernelContext, match: Match | None, unit: str) -> float | None:
@@ -188,6 +198,12 @@ class Optimizer:
 
     def describe(self, ctx: KernelContext, match: Match) -> str:
         return self.suggestion
+
+    def placed_at(self, ctx: KernelContext, match: Match) -> int | None:
+        """The offset of the instruction whose line the advice belongs on, where the estimate comes
+        from a model of the code rather than from the matched stalls (whose defs place it
+        otherwise: advisor._advice_location); None by default."""
+        return None
 
     def explained_throttle(self, ctx: KernelContext) -> dict[int, float]:
         """Use offset -> memory-throttle samples this (specific) optimizer's fix removes: the LSU queue

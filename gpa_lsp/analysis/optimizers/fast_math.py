@@ -135,6 +135,7 @@ def library_weights(ctx) -> dict[tuple[str, int], float]:
 
 class FastMath(Optimizer):
     id = "fast_math"
+    cuts_issue = True
     title = "Fast Math"
     suggestion = ("Time goes to precise math library code (powf/expf/sinf range reduction and extra-precision "
                   "paths, IEEE division, sqrt). Build with --use_fast_math or call the intrinsics (__powf, "

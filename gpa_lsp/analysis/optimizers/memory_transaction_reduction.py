@@ -29,6 +29,7 @@ overriding the hook; this file does not name it.
 
 from __future__ import annotations
 
+from ..coarsening import coarsening
 from ..coalescing import has_sectors, model, sector_excess
 from ..copywalk import widened_estimate
 from ..gathers import index_groups, merge_estimate
@@ -90,16 +91,49 @@ class MemoryTransactionReduction(Optimizer):
         (``analysis/gathers.py``, measured by benchmarks/coalescing/fieldgather_probe.cu), whichever
         is larger; for a per-lane copy walk no unit holds, at least what the copywalk probe's walk
         gained from float4 accesses (``analysis/copywalk.py``, ``widened_estimate``); where narrow
-        per-lane loads hold the L1, what widening them saves of its work (``analysis/widening.py``)."""
+        per-lane loads hold the L1, what widening them saves of its work (``analysis/widening.py``);
+        for narrow coalesced streams, what k elements per thread with 16-byte accesses gain
+        (``analysis/coarsening.py``)."""
         est = super().estimate(ctx, match)
         merged = merge_estimate(ctx)
         est = max(est, merged[0]) if merged is not None else est
         wide = widened_estimate(ctx, model(ctx))
         est = max(est, wide) if wide is not None else est
         l1 = widened_l1_estimate(ctx)
-        return max(est, l1[0]) if l1 is not None else est
+        est = max(est, l1[0]) if l1 is not None else est
+        c = coarsening(ctx)
+        return max(est, c.estimate) if c is not None else est
+
+    def _coarsened(self, ctx, match: Match):
+        """The widening of narrow streams (``analysis/coarsening.py``) where it sets the estimate."""
+        c = coarsening(ctx)
+        if c is not None and c.estimate > super().estimate(ctx, match) and not self._wider(ctx, c.estimate):
+            return c
+        return None
+
+    def placed_at(self, ctx, match: Match) -> int | None:
+        """The first stream load, where the coarsening sets the estimate: the statement to widen."""
+        c = self._coarsened(ctx, match)
+        loads = [o for o in c.streams if ctx.site(o).instruction.memory.plain_load] if c is not None else []
+        return min(loads) if loads else None
+
+    @staticmethod
+    def _wider(ctx, estimate: float) -> bool:
+        """Whether another of this advice's models prices more than ``estimate`` (its text wins)."""
+        l1, merged = widened_l1_estimate(ctx), merge_estimate(ctx)
+        return (l1 is not None and l1[0] > estimate) or (merged is not None and merged[0] > estimate)
 
     def describe(self, ctx, match: Match) -> str:
+        c = self._coarsened(ctx, match)
+        if c is not None:
+            lines = sorted({loc.line for o in c.streams if (loc := ctx.location(o)) is not None and loc.line})
+            at = f" (lines {', '.join(map(str, lines))})" if lines else ""
+            return (f"Each thread moves one narrow element of each coalesced stream{at} and pays its whole "
+                    "per-thread work (index math, bounds check, loads its neighbours share) for it. Take "
+                    f"{c.elements} consecutive elements per thread, each stream moved with one 16-byte access "
+                    f"(float4, uchar4): {100 * (1 - c.issue_ratio):.0f}% of the instructions go, and each warp "
+                    f"keeps {c.elements}x the bytes in flight, which DRAM needs to approach its peak. "
+                    + self.suggestion)
         l1 = widened_l1_estimate(ctx)
         if l1 is not None and l1[0] > super().estimate(ctx, match):
             pct = ctx.kernel.throughput.pct("l1")

@@ -129,6 +129,7 @@ def division_weights(ctx) -> dict[tuple[str, int], float]:
 
 class StrengthReduction(Optimizer):
     id = "strength_reduction"
+    cuts_issue = True
     title = "Strength Reduction"
     suggestion = ("Stalls wait on slow arithmetic: float<->double conversions (double literals such as 0.5 "
                   "in float code), FP64, special functions or integer division. Use float literals (0.5f), "

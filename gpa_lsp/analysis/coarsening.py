@@ -1,0 +1,285 @@
+"""Narrow coalesced streams: what taking several consecutive elements per thread, each stream moved
+with one 16-byte access, saves.
+
+Mechanism. An elementwise kernel whose thread loads one 1- to 4-byte element of each stream
+(``in[i]``, coalesced across the warp) pays its whole per-thread cost for that element: the index
+math (a division by a run-time size, the bounds check), the loads that depend on the index only
+(``scale[c]``), the exit. And each warp keeps only 32 x 4 bytes of a stream in flight, so by
+Little's law the stream cannot pull DRAM's peak (``parallelism``: 8 KB in flight per SM reach about
+two thirds of it). Taking k consecutive elements per thread with one 16-byte access per stream
+shares that cost among the k elements and multiplies the bytes each warp keeps in flight by k;
+the bytes DRAM and the L2 move stay the same.
+
+The time after is priced by the units, each against its roof, at the busiest:
+- issue and the SM's pipes: the instructions per element after are the per-thread ones over k,
+  the stream accesses over k (one wide access carries k elements), and those that compute on the
+  loaded values (the forward slice of the stream loads' registers: ``lut[in[i]]``, the FFMA on it)
+  as many as before, weighted by the instructions' executed counts;
+- the L1: a warp's access costs a pass per 128-byte line; 1-byte elements take a quarter line per
+  pass, 16-byte accesses whole lines, so a byte stream's passes fall by 4 (a float stream's stay);
+- the L2: its sectors stay, at the walk probe's roof;
+- DRAM: the same bytes at what k times the bytes in flight reach (``parallelism.mlp_bound``),
+  else at the walk probe's DRAM roof.
+The estimate is the busiest unit now over the busiest after, each as a share of its roof, with the
+time taken to be the busiest unit's now: where no unit or memory-parallelism roof holds half its
+roof (``widening.HELD_PCT``) the kernel's time is latency's, which no unit prices, and nothing is
+estimated. Grounded on the calibration case channel_affine_nchw (a per-channel affine over an NCHW
+tensor, one element per thread, the channel from two 64-bit divisions: issue at 77%, DRAM at 50%;
+float4 measured 1.72x) and saxpy_stream (DRAM at 82% already: vector4 measured under 1.05x).
+
+k is the 16-byte access of the widest stream (4 for floats, 4 at most: registers grow with k, and
+four is what the advice proposes). A kernel without a narrow coalesced load stream, or whose
+streams move less than half the global sectors, is not priced. Without per-instruction sector
+counts (CUPTI) nothing is priced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .coalescing import OVERLAP_P, UNIT_ROOF_DEFAULT, borrowed_share_scale, device_table, looped_offsets, table_name
+from .context import KernelContext, kernel_fact
+from .parallelism import attainable, curve
+from .probe_tables import coalescing_rows, mlp_curve_scale, mlp_name
+from .widening import HELD_PCT
+
+WIDE_BYTES = 16          # one vector access per stream and thread
+MAX_ELEMENTS = 4         # elements per thread the advice proposes (registers grow with k)
+LINE_BYTES = 128
+STREAM_SHARE = 0.5       # the streams' least share of the global sectors for the kernel to be a stream
+SLACK = 1.1              # sectors over ideal at or below which an access is coalesced
+
+
+@dataclass(frozen=True)
+class Coarsening:
+    estimate: float
+    elements: int                  # k: consecutive elements per thread
+    streams: frozenset[int]        # offsets of the stream accesses
+    issue_ratio: float             # instructions after over before
+    bound_unit: str                # the busiest unit after
+    now: float                     # the stream's modeled time now, a share of the measured time
+    after: dict                    # unit -> its time after, a share of the measured time
+
+
+def _global(ins) -> bool:
+    m = ins.memory
+    return m is not None and m.space in ("global", "generic") and not m.atomic
+
+
+def _stream(ins, p) -> bool:
+    """A warp-wide access of consecutive narrow elements: every lane its own element, coalesced."""
+    m = ins.memory
+    if not (m.plain_load or m.global_write) or not m.width or m.width // 8 >= WIDE_BYTES:
+        return False
+    if not p or not p.executed or not p.sectors or not p.ideal_sectors:
+        return False
+    per_request = 32 * (m.width // 8) / 32.0        # sectors a warp of consecutive elements touches
+    return p.sectors <= SLACK * p.ideal_sectors and p.sectors >= 0.9 * per_request * p.executed
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A kernel whose DRAM traffic is narrow coalesced streams, and its time as the overlap of what
+    the streams' loads in flight pull and the issue slots (shares of the measured time)."""
+
+    accesses: dict                 # offset -> instruction of the stream accesses
+    per_element: frozenset[int]    # offsets that compute on the loaded values
+    points: tuple                  # the DRAM curve: stream-load bytes in flight per SM -> share %
+    scale: float                   # the curve's share on this device's peak
+    inflight: float                # stream-load bytes in flight per SM now
+    memory: float                  # the DRAM bytes' time at what ``inflight`` pulls
+    issue: float                   # the issue slots' share
+    now: float                     # the two together (``_overlap``)
+    looped: bool                   # the streams run in a loop
+
+    def bound(self, issue_after: float) -> float:
+        """The most a change that leaves the streams as they are and cuts the issue to
+        ``issue_after`` can gain: the time now over the memory's and the issue's after."""
+        return max(1.0, min(1.0, self.now) / max(_overlap(self.memory, issue_after), 1e-9))
+
+
+@kernel_fact
+def stream(ctx: KernelContext) -> Stream | None:
+    """The kernel's streams, or None: no DRAM measurement or sector counts, streams that move less
+    than half its DRAM bytes, another load the elements would not share (the module docstring), or
+    a modeled time under ``widening.HELD_PCT`` of the measured one (latency holds it)."""
+    t = ctx.kernel.throughput
+    occ = ctx.occupancy
+    units = dict(t.units) if t is not None else {}
+    if not units.get("dram") or not t.dram_bytes or occ is None or occ.active_warps <= 0:
+        return None
+    pcs = ctx.pcs
+    streams: dict[int, object] = {}
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            p = pcs.get(ins.offset)
+            if _global(ins) and p is not None and p.sectors and _stream(ins, p):
+                streams[ins.offset] = ins
+    loads = [o for o, ins in streams.items() if ins.memory.plain_load]
+    launches = max(1, t.launches)
+    if not loads or 32.0 * sum(pcs[o].sectors for o in streams) / launches < STREAM_SHARE * t.dram_bytes:
+        return None
+    per_element = _slice(ctx, streams)
+    if not _shared_loads(ctx, streams, per_element):
+        return None
+    loaded = 32.0 * sum(pcs[o].sectors for o in loads) / launches
+    points, scale = _curve(ctx, streams, t.dram_bytes / loaded)
+    inflight = occ.active_warps * sum(32 * (streams[o].memory.width // 8) for o in loads)
+    reach = attainable(points, inflight)
+    if reach is None:
+        return None
+    memory = units["dram"] / (reach * scale)
+    issue = units.get("issue", 0.0) / UNIT_ROOF_DEFAULT
+    now = _overlap(memory, issue)
+    if now * 100.0 < HELD_PCT:
+        return None
+    looped = looped_offsets(ctx)
+    return Stream(streams, per_element, points, scale, inflight, memory, issue, now,
+                  any(o in looped for o in streams))
+
+
+@kernel_fact
+def coarsening(ctx: KernelContext) -> Coarsening | None:
+    """The module docstring's estimate, or None where it does not apply."""
+    s = stream(ctx)
+    table = device_table(table_name(ctx))
+    if s is None or table is None:
+        return None
+    k = min(MAX_ELEMENTS, WIDE_BYTES // max(ins.memory.width // 8 for ins in s.accesses.values()))
+    ratio = _issue_ratio(ctx, s.accesses, s.per_element, k)
+    reach = attainable(s.points, k * s.inflight)
+    if k < 2 or ratio is None or reach is None:
+        return None
+    units = dict(ctx.kernel.throughput.units)
+    after = {"stream": _overlap(units["dram"] / (reach * s.scale), s.issue * ratio)}
+    for u in ("l2", "l1"):
+        if u in units:
+            keep = _l1_ratio(ctx, s.accesses, k) if u == "l1" else 1.0
+            after[u] = units[u] * keep / table.roofs.get(u, UNIT_ROOF_DEFAULT)
+    unit = max(after, key=after.get)
+    return Coarsening(max(1.0, min(1.0, s.now) / max(after[unit], 1e-9)), k, frozenset(s.accesses), ratio, unit,
+                      s.now, after)
+
+
+def issue_cut_bound(ctx: KernelContext, estimate: float) -> float:
+    """The most an arithmetic change (streams as they are) estimated at ``estimate`` gains on a
+    stream kernel: its estimate's time saved taken from the issue slots alone, the DRAM bytes still
+    at what the loads in flight pull (``Stream.bound``); inf where the kernel is no stream, or its
+    streams run in a loop: the overlap was measured on loop-free kernels (the loop-free probe's
+    ``lfalu`` rows), and a loop's next load may be in flight while this element computes."""
+    s = stream(ctx)
+    if s is None or estimate <= 1.0 or s.looped:
+        return float("inf")
+    return s.bound(max(0.0, s.issue - (1.0 - 1.0 / estimate)))
+
+
+def _overlap(memory: float, issue: float) -> float:
+    """The time of a stream's DRAM share and its issue share together (``coalescing.OVERLAP_P``)."""
+    return (memory ** OVERLAP_P + issue ** OVERLAP_P) ** (1.0 / OVERLAP_P)
+
+
+def _curve(ctx: KernelContext, streams: dict, moved: float) -> tuple[tuple[tuple[float, float], ...], float]:
+    """(bytes of stream loads in flight per SM -> DRAM share %, the scale to this device's peak).
+
+    Streams outside every loop (each warp's loads in flight once): the loop-free probe's kernels
+    (``lf_mM``), each row's share per byte it loaded times the kernel's DRAM bytes per byte its
+    streams load (``moved``), up to the probe's highest share. Why per byte loaded: by Little's law
+    the loads in flight set how many elements are under way, and each element moves its loaded and
+    stored bytes; the probe loads M floats and stores one, a kernel that loads one byte and stores
+    a float moves five bytes per byte in flight. Streams in a loop: the streaming loop's curve
+    (``parallelism.curve``) as it is."""
+    looped = looped_offsets(ctx)
+    if not any(o in looped for o in streams):
+        rows = [r for r in coalescing_rows(ctx.device, "loopfree") if r["config"].startswith("lf_m")
+                and r.get("dram_pct") and r.get("dram_read_bytes")]
+        if rows:
+            top = max(r["dram_pct"] for r in rows)
+            best: dict[float, float] = {}
+            for r in rows:
+                f = r["warps_per_sm"] * int(r["config"].rsplit("_m", 1)[1]) * 32 * 4.0
+                per_load = r["dram_pct"] * r["dram_read_bytes"] / (r["dram_read_bytes"] + r["dram_write_bytes"])
+                best[f] = max(best.get(f, 0.0), min(top, per_load * moved))
+            points, high = [], 0.0
+            for f in sorted(best):
+                high = max(high, best[f])
+                points.append((f, high))
+            return tuple(points), borrowed_share_scale(ctx, "loopfree")
+    writes = any(ins.memory.global_write for ins in streams.values())
+    return curve(mlp_name(ctx.device), "copy" if writes else "read"), mlp_curve_scale(ctx)
+
+
+def _slice(ctx: KernelContext, streams: dict) -> frozenset[int]:
+    """Offsets of the instructions that compute on the stream loads' values: their forward slice
+    through registers and predicates, in layout order (a register written from untainted values is
+    clean again), twice over so that a loop's carried values are in it; the stream accesses
+    themselves left out."""
+    out: set[int] = set()
+    for fb in ctx.blames:
+        tainted: set[str] = set()
+        for _ in range(2):
+            for ins in fb.function.instructions:
+                if ins.offset in streams:
+                    if ins.memory.plain_load:
+                        tainted |= set(ins.dsts)
+                    continue
+                if tainted & set(ins.srcs):
+                    out.add(ins.offset)
+                    tainted |= set(ins.dsts)
+                elif ins.predicate is None:
+                    tainted -= set(ins.dsts)
+    return frozenset(out)
+
+
+def _shared_loads(ctx: KernelContext, streams: dict, per_element: frozenset[int]) -> bool:
+    """Whether every other global load is one the k elements share (a warp-wide broadcast:
+    ``scale[c]``, one sector per request) or computes on a stream's value (``lut[in[i]]``): a
+    stencil's neighbouring taps or a gather by the thread's index is neither, and coarsening those
+    is another change (register tiling)."""
+    pcs = ctx.pcs
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            m = ins.memory
+            if m is None or not m.plain_load or not _global(ins) or ins.offset in streams or ins.offset in per_element:
+                continue
+            p = pcs.get(ins.offset)
+            if p is None or not p.executed:
+                continue
+            if not p.sectors or p.sectors > SLACK * p.executed:
+                return False
+    return True
+
+
+def _issue_ratio(ctx: KernelContext, streams: dict, per_element: frozenset[int], k: int) -> float | None:
+    """Instructions after over before (the module docstring), weighted by executed counts."""
+    total = elementwise = accesses = 0.0
+    for fb in ctx.blames:
+        for ins in fb.function.instructions:
+            p = ctx.pcs.get(ins.offset)
+            n = p.executed if p is not None and p.executed else 0
+            total += n
+            if ins.offset in streams:
+                accesses += n
+            elif ins.offset in per_element:
+                elementwise += n
+    if not total:
+        return None
+    per_thread = total - elementwise - accesses
+    return (per_thread / k + accesses / k + elementwise) / total
+
+
+def _l1_ratio(ctx: KernelContext, streams: dict, k: int) -> float:
+    """The L1's global passes after over before: a pass per line a warp's access touches."""
+    pcs = ctx.pcs
+    before = after = 0.0
+    for o, p in pcs.items():
+        site = ctx.site(o)
+        if site is None or not p.executed or not _global(site.instruction):
+            continue
+        passes = max(p.executed, (p.sectors or 0) / 4.0)
+        before += passes
+        if o in streams:
+            width = site.instruction.memory.width // 8
+            after += p.executed / k * max(1.0, 32 * width * k / LINE_BYTES)
+        else:
+            after += passes
+    return after / before if before else 1.0
