@@ -129,11 +129,11 @@ class MemoryTransactionReduction(Optimizer):
             lines = sorted({loc.line for o in c.streams if (loc := ctx.location(o)) is not None and loc.line})
             at = f" (lines {', '.join(map(str, lines))})" if lines else ""
             return (f"Each thread moves one narrow element of each coalesced stream{at} and pays its whole "
-                    "per-thread work (index math, bounds check, loads its neighbours share) for it. Take "
+                    "per-thread work (index math, bounds check, loads the neighbouring elements share) for it. Take "
                     f"{c.elements} consecutive elements per thread, each stream moved with one 16-byte access "
                     f"(float4, uchar4): {100 * (1 - c.issue_ratio):.0f}% of the instructions go, and each warp "
-                    f"keeps {c.elements}x the bytes in flight, which DRAM needs to approach its peak. "
-                    + self.suggestion)
+                    f"keeps {c.elements}x the bytes in flight, which DRAM needs to approach its peak "
+                    "(the whole stream kernel, not the throttled instructions below, is what this prices).")
         l1 = widened_l1_estimate(ctx)
         if l1 is not None and l1[0] > super().estimate(ctx, match):
             pct = ctx.kernel.throughput.pct("l1")
