@@ -1,0 +1,66 @@
+// Per-row symmetric int8 quantization of activations, as before an int8 GEMM:
+// x is a row-major float matrix of rows = 16384 tokens by cols = 4096 features
+// (268 MB), inv_scale[r] = 127 / max |x[r][:]| was computed per row beforehand
+// (a reduction kernel, here on the host), and q[r][c] = (int8) clamp(rint(x[r][c]
+// * inv_scale[r]), -127, 127) (67 MB). One thread per element, the row from a
+// division i / cols by the run-time int cols, as a first port of the CPU loop
+// writes it.
+// Performance problem (prior): each thread has one 4-byte load in flight (128
+// bytes per warp), so an SM holds at most 8 KB of input in flight while its
+// share of the DRAM stream needs several times that; the per-row scale is an
+// L1 hit (one 4-byte word per warp) and the 1-byte stores are 32 bytes per warp.
+//
+// Variant block_64: 64-thread blocks instead of 256 (1048576 blocks instead of
+// 262144); the same SASS, 32 blocks of 64 = 2048 threads per SM either way.
+#include "../../common/harness.cuh"
+
+__global__ void quantize_rows_int8(signed char* q, const float* x, const float* inv_scale, int cols,
+                                   int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int r = i / cols;
+  const float v = rintf(x[i] * inv_scale[r]);
+  q[i] = (signed char)fminf(fmaxf(v, -127.f), 127.f);
+}
+
+int main(int argc, char** argv) {
+  gpa::Options opt = gpa::parse_args(argc, argv);
+  const int rows = 16384, cols = 4096, n = rows * cols;
+  gpa::Lcg rng(223);
+  // activations roughly normal (a sum of four uniforms) with a per-row spread and
+  // a few outlier features, as in a transformer's residual stream
+  std::vector<float> x(static_cast<size_t>(n)), inv_scale(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) {
+    const float spread = rng.uniform(0.2f, 3.f);
+    float amax = 0.f;
+    for (int c = 0; c < cols; ++c) {
+      float s = rng.uniform(-1.f, 1.f) + rng.uniform(-1.f, 1.f) + rng.uniform(-1.f, 1.f) +
+                rng.uniform(-1.f, 1.f);
+      if (c % 512 == 7) s *= 12.f;  // outlier features
+      const float v = spread * s;
+      x[size_t(r) * cols + c] = v;
+      amax = std::max(amax, std::fabs(v));
+    }
+    inv_scale[r] = amax > 0.f ? 127.f / amax : 1.f;
+  }
+  float* dx = gpa::to_device(x);
+  float* dinv = gpa::to_device(inv_scale);
+  // 0x80 (-128) everywhere: no output is -128, a missed element fails the check
+  signed char* dq = gpa::device_alloc<signed char>(size_t(n));
+  CUDA_CHECK(cudaMemset(dq, 0x80, size_t(n)));
+  const int block = 64, grid = (n + block - 1) / block;
+  auto launch = [&] { quantize_rows_int8<<<grid, block>>>(dq, dx, dinv, cols, n); };
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  // every element exactly against the same float product rounded to nearest even
+  std::vector<signed char> got = gpa::to_host(dq, size_t(n));
+  auto ref = [&](size_t e) {
+    const float v = std::nearbyint(x[e] * inv_scale[e / cols]);
+    return double(std::min(std::max(v, -127.f), 127.f));
+  };
+  gpa::check_close(got, ref, size_t(n), 0.0, 0.0, "q");
+
+  gpa::time_kernel("quantize_rows_int8", opt, launch);
+  return 0;
+}
