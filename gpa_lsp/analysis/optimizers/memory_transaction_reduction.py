@@ -92,7 +92,7 @@ class MemoryTransactionReduction(Optimizer):
         is larger; for a per-lane copy walk no unit holds, at least what the copywalk probe's walk
         gained from float4 accesses (``analysis/copywalk.py``, ``widened_estimate``); where narrow
         per-lane loads hold the L1, what widening them saves of its work (``analysis/widening.py``);
-        for narrow coalesced streams, what k elements per thread with 16-byte accesses gain
+        for narrow coalesced streams, what k elements per thread with vector accesses gain
         (``analysis/coarsening.py``)."""
         est = super().estimate(ctx, match)
         merged = merge_estimate(ctx)
@@ -127,11 +127,13 @@ class MemoryTransactionReduction(Optimizer):
         c = self._coarsened(ctx, match)
         if c is not None:
             lines = sorted({loc.line for o in c.streams if (loc := ctx.location(o)) is not None and loc.line})
-            at = f" (lines {', '.join(map(str, lines))})" if lines else ""
+            at = f" ({'lines' if len(lines) > 1 else 'line'} {', '.join(map(str, lines))})" if lines else ""
+            sizes = sorted({c.elements * ctx.site(o).instruction.memory.width // 8 for o in c.streams})
+            vector = "/".join(map(str, sizes)) + "-byte"
             return (f"Each thread moves one narrow element of each coalesced stream{at} and pays its whole "
                     "per-thread work (index math, bounds check, loads the neighbouring elements share) for it. Take "
-                    f"{c.elements} consecutive elements per thread, each stream moved with one 16-byte access "
-                    f"(float4, uchar4): {100 * (1 - c.issue_ratio):.0f}% of the instructions go, and each warp "
+                    f"{c.elements} consecutive elements per thread, each stream moved with one {vector} vector "
+                    f"access (float4, uchar4, ...): {100 * (1 - c.issue_ratio):.0f}% of the instructions go, and each warp "
                     f"keeps {c.elements}x the bytes in flight, which DRAM needs to approach its peak "
                     "(the whole stream kernel, not the throttled instructions below, is what this prices).")
         l1 = widened_l1_estimate(ctx)
