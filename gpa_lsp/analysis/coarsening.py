@@ -1,36 +1,45 @@
 """Narrow coalesced streams: what taking several consecutive elements per thread, each stream moved
-with one 16-byte access, saves.
+with one vector access, saves; and what an arithmetic change cannot save on such a kernel.
 
 Mechanism. An elementwise kernel whose thread loads one 1- to 4-byte element of each stream
 (``in[i]``, coalesced across the warp) pays its whole per-thread cost for that element: the index
 math (a division by a run-time size, the bounds check), the loads that depend on the index only
-(``scale[c]``), the exit. And each warp keeps only 32 x 4 bytes of a stream in flight, so by
-Little's law the stream cannot pull DRAM's peak (``parallelism``: 8 KB in flight per SM reach about
-two thirds of it). Taking k consecutive elements per thread with one 16-byte access per stream
-shares that cost among the k elements and multiplies the bytes each warp keeps in flight by k;
-the bytes DRAM and the L2 move stay the same.
+(``scale[c]``), the exit. And each warp keeps only 32 elements of a stream in flight, so by
+Little's law the stream cannot pull DRAM's peak. Taking k consecutive elements per thread with one
+vector access per stream shares that cost among the k elements and multiplies the bytes each warp
+keeps in flight by k; the bytes DRAM and the L2 move stay the same.
 
-The time after is priced by the units, each against its roof, at the busiest:
-- issue and the SM's pipes: the instructions per element after are the per-thread ones over k,
-  the stream accesses over k (one wide access carries k elements), and those that compute on the
-  loaded values (the forward slice of the stream loads' registers: ``lut[in[i]]``, the FFMA on it)
-  as many as before, weighted by the instructions' executed counts;
-- the L1: a warp's access costs a pass per 128-byte line; 1-byte elements take a quarter line per
-  pass, 16-byte accesses whole lines, so a byte stream's passes fall by 4 (a float stream's stay);
+Two facts of the loop-free probe (``benchmarks/coalescing/loopfree_probe.cu``, rows in
+``gpa_lsp/data/coalescing.json``; tests/analysis/test_coarsening.py reads both back):
+- the time of a kernel with issue work beside its DRAM loads (``lfalu`` rows) is the load-only
+  kernel's and the issue time overlapped at ``coalescing.OVERLAP_P`` (``_overlap``), within 15% at
+  32-64 warps per SM;
+- at equal bytes of loads in flight the DRAM share *per byte loaded* is the same (``lf_mM`` rows,
+  M floats loaded per float stored), so a kernel's share is the probe's per byte loaded times the
+  kernel's DRAM bytes per byte its streams load (``_curve``).
+
+A kernel is a ``Stream`` when its coalesced narrow accesses move at least half its DRAM bytes, every
+other global load is a warp-wide broadcast (one sector per request: the k elements share it) or
+computes on a stream's value (``lut[in[i]]``), and the overlap of its DRAM time (its bytes at what
+its stream loads in flight pull) and its issue explains at least ``widening.HELD_PCT`` of the
+measured time (else latency holds it, which nothing here prices). The estimate of k elements per
+thread (``coarsening``) is the measured time (at most the model's) over the busiest after:
+- the stream: its DRAM bytes at what k times the loads in flight pull, overlapped with the issue
+  after: the per-thread instructions over k, the stream accesses over k (one vector access carries
+  k elements), those that compute on the loaded values (their forward slice) as many as before,
+  weighted by executed counts;
 - the L2: its sectors stay, at the walk probe's roof;
-- DRAM: the same bytes at what k times the bytes in flight reach (``parallelism.mlp_bound``),
-  else at the walk probe's DRAM roof.
-The estimate is the busiest unit now over the busiest after, each as a share of its roof, with the
-time taken to be the busiest unit's now: where no unit or memory-parallelism roof holds half its
-roof (``widening.HELD_PCT``) the kernel's time is latency's, which no unit prices, and nothing is
-estimated. Grounded on the calibration case channel_affine_nchw (a per-channel affine over an NCHW
-tensor, one element per thread, the channel from two 64-bit divisions: issue at 77%, DRAM at 50%;
-float4 measured 1.72x) and saxpy_stream (DRAM at 82% already: vector4 measured under 1.05x).
+- the L1: a warp's access costs a pass per 128-byte line, so a byte stream's passes fall by up to
+  4 (a float stream's stay).
+An arithmetic change (``issue_cut_bound``) on a loop-free stream takes its estimate's time saved
+off the issue alone: the DRAM bytes still take what the loads in flight pull. Loops are left out
+of that bound: a loop's next load can be in flight while this element computes, which the
+loop-free probe did not measure.
 
-k is the 16-byte access of the widest stream (4 for floats, 4 at most: registers grow with k, and
-four is what the advice proposes). A kernel without a narrow coalesced load stream, or whose
-streams move less than half the global sectors, is not priced. Without per-instruction sector
-counts (CUPTI) nothing is priced.
+Calibration: channel_affine_nchw (issue 77%, DRAM 50%: float4 measured 1.72x, priced 1.61x; the
+divisions' removal 0.96-1.04x, bounded to 1.03x) and saxpy_stream (a loop at 82% of DRAM's peak:
+vector4 1.03x, priced 1.01x). k is the widest stream's vector of 16 bytes, at most 4 elements
+(registers grow with k). Without per-instruction sector counts (CUPTI) nothing is priced.
 """
 
 from __future__ import annotations
@@ -46,8 +55,9 @@ from .widening import HELD_PCT
 WIDE_BYTES = 16          # one vector access per stream and thread
 MAX_ELEMENTS = 4         # elements per thread the advice proposes (registers grow with k)
 LINE_BYTES = 128
-STREAM_SHARE = 0.5       # the streams' least share of the global sectors for the kernel to be a stream
+STREAM_SHARE = 0.5       # the streams' least share of the kernel's DRAM bytes for it to be a stream
 SLACK = 1.1              # sectors over ideal at or below which an access is coalesced
+DISTINCT = 0.9           # a stream's lanes touch at least this share of a warp's consecutive sectors
 
 
 @dataclass(frozen=True)
@@ -67,14 +77,15 @@ def _global(ins) -> bool:
 
 
 def _stream(ins, p) -> bool:
-    """A warp-wide access of consecutive narrow elements: every lane its own element, coalesced."""
+    """A warp-wide access of consecutive narrow elements: every lane its own element (not a broadcast),
+    coalesced."""
     m = ins.memory
     if not (m.plain_load or m.global_write) or not m.width or m.width // 8 >= WIDE_BYTES:
         return False
     if not p or not p.executed or not p.sectors or not p.ideal_sectors:
         return False
     per_request = 32 * (m.width // 8) / 32.0        # sectors a warp of consecutive elements touches
-    return p.sectors <= SLACK * p.ideal_sectors and p.sectors >= 0.9 * per_request * p.executed
+    return p.sectors <= SLACK * p.ideal_sectors and p.sectors >= DISTINCT * per_request * p.executed
 
 
 @dataclass(frozen=True)
