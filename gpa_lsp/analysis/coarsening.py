@@ -28,9 +28,10 @@ thread (``coarsening``) is the measured time (at most the model's) over the busi
   after: the per-thread instructions over k, the stream accesses over k (one vector access carries
   k elements), those that compute on the loaded values (their forward slice) as many as before,
   weighted by executed counts;
-- the L2: its sectors stay, at the walk probe's roof;
+- the L2: the streams' sectors stay, at the walk probe's roof; those of the loads the k elements
+  share (``scale[c]``) fall by k;
 - the L1: a warp's access costs a pass per 128-byte line, so a byte stream's passes fall by up to
-  4 (a float stream's stay).
+  4 (a float stream's stay), and the shared loads' by k.
 An arithmetic change (``issue_cut_bound``) on a loop-free stream takes its estimate's time saved
 off the issue alone: the DRAM bytes still take what the loads in flight pull. Loops are left out
 of that bound: a loop's next load can be in flight while this element computes, which the
@@ -38,8 +39,11 @@ loop-free probe did not measure.
 
 Calibration: channel_affine_nchw (issue 77%, DRAM 50%: float4 measured 1.72x, priced 1.61x; the
 divisions' removal 0.96-1.04x, bounded to 1.03x) and saxpy_stream (a loop at 82% of DRAM's peak:
-vector4 1.03x, priced 1.01x). k is the widest stream's vector of 16 bytes, at most 4 elements
-(registers grow with k). Without per-instruction sector counts (CUPTI) nothing is priced.
+vector4 1.03x, priced 1.01x). k is the elements of the widest stream in one 16-byte access (4 floats,
+8 halves, 16 bytes): calibration threshold_u8 (bytes: 2, 4, 8, 16 per thread measured 1.75x, 2.96x,
+4.52x, 5.19x) and scale_rows_half (halves: 2, 4, 8, 16 measured 1.72x, 2.54x, 2.89x, 2.72x, the
+last two 16-byte accesses per stream). Without per-instruction sector counts (CUPTI) nothing is
+priced.
 """
 
 from __future__ import annotations
@@ -53,7 +57,6 @@ from .probe_tables import coalescing_rows, mlp_curve_scale, mlp_name
 from .widening import HELD_PCT
 
 WIDE_BYTES = 16          # one vector access per stream and thread
-MAX_ELEMENTS = 4         # elements per thread the advice proposes (registers grow with k)
 LINE_BYTES = 128
 STREAM_SHARE = 0.5       # the streams' least share of the kernel's DRAM bytes for it to be a stream
 SLACK = 1.1              # sectors over ideal at or below which an access is coalesced
@@ -156,16 +159,16 @@ def coarsening(ctx: KernelContext) -> Coarsening | None:
     table = device_table(table_name(ctx))
     if s is None or table is None:
         return None
-    k = min(MAX_ELEMENTS, WIDE_BYTES // max(ins.memory.width // 8 for ins in s.accesses.values()))
+    k = WIDE_BYTES // max(ins.memory.width // 8 for ins in s.accesses.values())
     ratio = _issue_ratio(ctx, s.accesses, s.per_element, k)
     reach = attainable(s.points, k * s.inflight)
     if k < 2 or ratio is None or reach is None:
         return None
     units = dict(ctx.kernel.throughput.units)
     after = {"stream": _overlap(units["dram"] / (reach * s.scale), s.issue * ratio)}
-    for u in ("l2", "l1"):
+    l1, l2 = _memory_ratios(ctx, s, k)
+    for u, keep in (("l2", l2), ("l1", l1)):
         if u in units:
-            keep = _l1_ratio(ctx, s.accesses, k) if u == "l1" else 1.0
             after[u] = units[u] * keep / table.roofs.get(u, UNIT_ROOF_DEFAULT)
     unit = max(after, key=after.get)
     return Coarsening(max(1.0, min(1.0, s.now) / max(after[unit], 1e-9)), k, frozenset(s.accesses), ratio, unit,
@@ -278,19 +281,28 @@ def _issue_ratio(ctx: KernelContext, streams: dict, per_element: frozenset[int],
     return (per_thread / k + accesses / k + elementwise) / total
 
 
-def _l1_ratio(ctx: KernelContext, streams: dict, k: int) -> float:
-    """The L1's global passes after over before: a pass per line a warp's access touches."""
-    pcs = ctx.pcs
-    before = after = 0.0
-    for o, p in pcs.items():
+def _memory_ratios(ctx: KernelContext, s: Stream, k: int) -> tuple[float, float]:
+    """(the L1's global passes, the L2's sectors) after over before. A warp's access costs the L1 a
+    pass per line it touches: a stream's k elements in one vector access take ``max(1, 32 x width x
+    k / 128)`` passes where k accesses took k. The loads the k elements share (a broadcast such as
+    ``scale[c]``: not a stream, not computed from one) run once per k elements, passes and sectors;
+    the streams' sectors and those of loads on the loaded values stay."""
+    passes = passes_after = sectors = sectors_after = 0.0
+    for o, p in ctx.pcs.items():
         site = ctx.site(o)
         if site is None or not p.executed or not _global(site.instruction):
             continue
-        passes = max(p.executed, (p.sectors or 0) / 4.0)
-        before += passes
-        if o in streams:
+        n = max(p.executed, (p.sectors or 0) / 4.0)
+        passes += n
+        sectors += p.sectors or 0
+        if o in s.accesses:
             width = site.instruction.memory.width // 8
-            after += p.executed / k * max(1.0, 32 * width * k / LINE_BYTES)
+            passes_after += p.executed / k * max(1.0, 32 * width * k / LINE_BYTES)
+            sectors_after += p.sectors or 0
+        elif o in s.per_element or not site.instruction.memory.plain_load:
+            passes_after += n
+            sectors_after += p.sectors or 0
         else:
-            after += passes
-    return after / before if before else 1.0
+            passes_after += n / k
+            sectors_after += (p.sectors or 0) / k
+    return (passes_after / passes if passes else 1.0), (sectors_after / sectors if sectors else 1.0)

@@ -47,6 +47,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("channel_affine_nchw", "cupti"): "float4 (1.72x) is priced from the streams' sector counts, which CUPTI does "
                                       "not record (Nsight Compute's bundle ranks it first at 1.61x); Strength "
                                       "Reduction is first at 1.46x where removing the divisions measured 0.96x",
+    ("threshold_u8", "cupti"): "one 16-byte access per stream and thread (5.19x) is priced from the streams' sector "
+                               "counts, which CUPTI does not record (Nsight Compute's bundle ranks it first)",
+    ("scale_rows_half", "cupti"): "as threshold_u8's: the streams need Nsight Compute's sector counts",
     ("saxpy_stream", "cupti"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
     ("saxpy_stream", "ncu"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
 }
