@@ -23,10 +23,10 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable
 
 from ..blame import EDGE_LATENCY, EDGE_STALL, BlameEdge
+from ..coarsening import issue_cut_bound
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import ChangeKind, Fix
-from ..coarsening import issue_cut_bound
 from ..parallelism import mlp_bound
 from ...profile.throughput import MEMORY_UNITS, bound as throughput_bound_of
 

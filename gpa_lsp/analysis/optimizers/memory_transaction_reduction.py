@@ -120,8 +120,9 @@ class MemoryTransactionReduction(Optimizer):
     @staticmethod
     def _wider(ctx, estimate: float) -> bool:
         """Whether another of this advice's models prices more than ``estimate`` (its text wins)."""
-        l1, merged = widened_l1_estimate(ctx), merge_estimate(ctx)
-        return (l1 is not None and l1[0] > estimate) or (merged is not None and merged[0] > estimate)
+        l1, merged, wide = widened_l1_estimate(ctx), merge_estimate(ctx), widened_estimate(ctx, model(ctx))
+        return ((l1 is not None and l1[0] > estimate) or (merged is not None and merged[0] > estimate)
+                or (wide is not None and wide > estimate))
 
     def describe(self, ctx, match: Match) -> str:
         c = self._coarsened(ctx, match)
