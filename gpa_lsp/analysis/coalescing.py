@@ -202,13 +202,20 @@ def _loopfree_curve(rows: list[dict]) -> tuple[tuple[float, float], ...]:
     probe's loop-free kernels (``lf_mM``, ``lfhit_mM``: each warp loads M lines from DRAM once, so
     warps per SM x M x 128 bytes are in flight), rising; the L1-hit loads of ``lfhit`` add no DRAM
     bytes and, measured, no share."""
+    return loopfree_points(rows, ("lf_", "lfhit_"), lambda r: r["dram_pct"])
+
+
+def loopfree_points(rows: list[dict], configs: tuple[str, ...], share) -> tuple[tuple[float, float], ...]:
+    """(DRAM bytes of loads in flight per SM, the best ``share(row)`` reached with at most that many),
+    rising, over the loop-free probe's rows whose config starts with one of ``configs`` (``<name>_mM``:
+    warps per SM x M lines of 128 bytes in flight); rows without a DRAM share are left out."""
     best: dict[float, float] = {}
     for r in rows:
         name = r["config"]
-        if not name.startswith(("lf_", "lfhit_")) or r.get("dram_pct") is None:
+        if not name.startswith(configs) or r.get("dram_pct") is None:
             continue
         f = r["warps_per_sm"] * int(name.rsplit("_m", 1)[1]) * 32 * 4.0
-        best[f] = max(best.get(f, 0.0), r["dram_pct"])
+        best[f] = max(best.get(f, 0.0), share(r))
     out, top = [], 0.0
     for f in sorted(best):
         top = max(top, best[f])

@@ -32,7 +32,7 @@ thread (``coarsening``) is the measured time (at most the model's) over the busi
   share (``scale[c]``) fall by k;
 - the L1: a warp's access costs a pass per 128-byte line, so a byte stream's passes fall by up to
   4 (a float stream's stay), and the shared loads' by k.
-An arithmetic change (``issue_cut_bound``) on a loop-free stream takes its estimate's time saved
+An arithmetic change (``Stream.issue_cut_bound``) on a loop-free stream takes its estimate's time saved
 off the issue alone: the DRAM bytes still take what the loads in flight pull. Loops are left out
 of that bound: a loop's next load can be in flight while this element computes, which the
 loop-free probe did not measure.
@@ -50,7 +50,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .coalescing import OVERLAP_P, UNIT_ROOF_DEFAULT, borrowed_share_scale, device_table, looped_offsets, table_name
+from .coalescing import (OVERLAP_P, UNIT_ROOF_DEFAULT, borrowed_share_scale, device_table, looped_offsets,
+                         loopfree_points, table_name)
 from .context import KernelContext, kernel_fact
 from .parallelism import attainable, curve
 from .probe_tables import coalescing_rows, mlp_curve_scale, mlp_name
@@ -106,10 +107,23 @@ class Stream:
     now: float                     # the two together (``_overlap``)
     looped: bool                   # the streams run in a loop
 
-    def bound(self, issue_after: float) -> float:
-        """The most a change that leaves the streams as they are and cuts the issue to
-        ``issue_after`` can gain: the time now over the memory's and the issue's after."""
+    def issue_cut_bound(self, estimate: float) -> float:
+        """The most an arithmetic change (streams as they are) estimated at ``estimate`` gains: its
+        time saved taken from the issue slots alone, the DRAM bytes still at what the loads in
+        flight pull (the time now over the memory's and the issue's after). Callers leave out
+        streams in a loop (``cut_stream``)."""
+        if estimate <= 1.0:
+            return float("inf")
+        issue_after = max(0.0, self.issue - (1.0 - 1.0 / estimate))
         return max(1.0, min(1.0, self.now) / max(_overlap(self.memory, issue_after), 1e-9))
+
+
+def cut_stream(ctx: KernelContext) -> Stream | None:
+    """The stream whose ``issue_cut_bound`` holds an arithmetic change, or None: no stream, or its
+    streams run in a loop (the overlap was measured on loop-free kernels, the loop-free probe's
+    ``lfalu`` rows, and a loop's next load may be in flight while this element computes)."""
+    s = stream(ctx)
+    return s if s is not None and not s.looped else None
 
 
 @kernel_fact
@@ -137,7 +151,8 @@ def stream(ctx: KernelContext) -> Stream | None:
     if not _shared_loads(ctx, streams, per_element):
         return None
     loaded = 32.0 * sum(pcs[o].sectors for o in loads) / launches
-    points, scale = _curve(ctx, streams, t.dram_bytes / loaded)
+    looped = bool(looped_offsets(ctx) & streams.keys())
+    points, scale = _curve(ctx, streams, t.dram_bytes / loaded, looped)
     inflight = occ.active_warps * sum(32 * (streams[o].memory.width // 8) for o in loads)
     reach = attainable(points, inflight)
     if reach is None:
@@ -147,9 +162,7 @@ def stream(ctx: KernelContext) -> Stream | None:
     now = _overlap(memory, issue)
     if now * 100.0 < HELD_PCT:
         return None
-    looped = looped_offsets(ctx)
-    return Stream(streams, per_element, points, scale, inflight, memory, issue, now,
-                  any(o in looped for o in streams))
+    return Stream(streams, per_element, points, scale, inflight, memory, issue, now, looped)
 
 
 @kernel_fact
@@ -175,24 +188,12 @@ def coarsening(ctx: KernelContext) -> Coarsening | None:
                       s.now, after)
 
 
-def issue_cut_bound(ctx: KernelContext, estimate: float) -> float:
-    """The most an arithmetic change (streams as they are) estimated at ``estimate`` gains on a
-    stream kernel: its estimate's time saved taken from the issue slots alone, the DRAM bytes still
-    at what the loads in flight pull (``Stream.bound``); inf where the kernel is no stream, or its
-    streams run in a loop: the overlap was measured on loop-free kernels (the loop-free probe's
-    ``lfalu`` rows), and a loop's next load may be in flight while this element computes."""
-    s = stream(ctx)
-    if s is None or estimate <= 1.0 or s.looped:
-        return float("inf")
-    return s.bound(max(0.0, s.issue - (1.0 - 1.0 / estimate)))
-
-
 def _overlap(memory: float, issue: float) -> float:
     """The time of a stream's DRAM share and its issue share together (``coalescing.OVERLAP_P``)."""
     return (memory ** OVERLAP_P + issue ** OVERLAP_P) ** (1.0 / OVERLAP_P)
 
 
-def _curve(ctx: KernelContext, streams: dict, moved: float) -> tuple[tuple[tuple[float, float], ...], float]:
+def _curve(ctx: KernelContext, streams: dict, moved: float, looped: bool) -> tuple[tuple[tuple[float, float], ...], float]:
     """(bytes of stream loads in flight per SM -> DRAM share %, the scale to this device's peak).
 
     Streams outside every loop (each warp's loads in flight once): the loop-free probe's kernels
@@ -202,22 +203,14 @@ def _curve(ctx: KernelContext, streams: dict, moved: float) -> tuple[tuple[tuple
     stored bytes; the probe loads M floats and stores one, a kernel that loads one byte and stores
     a float moves five bytes per byte in flight. Streams in a loop: the streaming loop's curve
     (``parallelism.curve``) as it is."""
-    looped = looped_offsets(ctx)
-    if not any(o in looped for o in streams):
-        rows = [r for r in coalescing_rows(ctx.device, "loopfree") if r["config"].startswith("lf_m")
-                and r.get("dram_pct") and r.get("dram_read_bytes")]
-        if rows:
-            top = max(r["dram_pct"] for r in rows)
-            best: dict[float, float] = {}
-            for r in rows:
-                f = r["warps_per_sm"] * int(r["config"].rsplit("_m", 1)[1]) * 32 * 4.0
-                per_load = r["dram_pct"] * r["dram_read_bytes"] / (r["dram_read_bytes"] + r["dram_write_bytes"])
-                best[f] = max(best.get(f, 0.0), min(top, per_load * moved))
-            points, high = [], 0.0
-            for f in sorted(best):
-                high = max(high, best[f])
-                points.append((f, high))
-            return tuple(points), borrowed_share_scale(ctx, "loopfree")
+    if not looped:
+        rows = [r for r in coalescing_rows(ctx.device, "loopfree") if r.get("dram_read_bytes")]
+        top = max((r["dram_pct"] for r in rows if r["config"].startswith("lf_m") and r.get("dram_pct")), default=0.0)
+        if top:
+            def share(r):
+                read = r["dram_read_bytes"] / (r["dram_read_bytes"] + r["dram_write_bytes"])
+                return min(top, r["dram_pct"] * read * moved)
+            return loopfree_points(rows, ("lf_m",), share), borrowed_share_scale(ctx, "loopfree")
     writes = any(ins.memory.global_write for ins in streams.values())
     return curve(mlp_name(ctx.device), "copy" if writes else "read"), mlp_curve_scale(ctx)
 

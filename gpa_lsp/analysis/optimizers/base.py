@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable
 
 from ..blame import EDGE_LATENCY, EDGE_STALL, BlameEdge
-from ..coarsening import issue_cut_bound
+from ..coarsening import cut_stream
 from ..context import KernelContext
 from ..estimate import Scope, issue_bound, latency_hiding, scoped_latency_hiding, stall_elimination
 from ..model import ChangeKind, Fix
@@ -115,7 +115,7 @@ class Optimizer:
     # most what that memory parallelism can pull from DRAM: see analysis/parallelism.py.
     mlp_factor: float | None = 1.0
     # The change removes issue work and nothing else (cheaper arithmetic): on a loop-free stream
-    # kernel its time saved comes off the issue slots alone (analysis/coarsening.py, issue_cut_bound)
+    # kernel its time saved comes off the issue slots alone (analysis/coarsening.py, Stream.issue_cut_bound)
     cuts_issue: bool = False
 
     def match(self, ctx: KernelContext) -> Match | None:  # pragma: no cover - interface
@@ -181,10 +181,11 @@ class Optimizer:
             roof, _ = mlp_bound(ctx, factor)
             if roof < cap:
                 cap, unit = roof, "mlp"
-            if self.cuts_issue and factor == 1.0 and match is not None:
+            s = cut_stream(ctx) if self.cuts_issue and factor == 1.0 and match is not None else None
+            if s is not None:
                 # a stream kernel's DRAM time overlaps its issue: cutting the issue leaves the
-                # memory's part (analysis/coarsening.py, ``issue_cut_bound``)
-                cut = issue_cut_bound(ctx, self.estimate(ctx, match))
+                # memory's part (analysis/coarsening.py, ``Stream.issue_cut_bound``)
+                cut = s.issue_cut_bound(self.estimate(ctx, match))
                 if cut < cap:
                     cap, unit = cut, "stream"
         return cap, unit
