@@ -47,6 +47,10 @@ THREAD_REGISTERS = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_NTID", "SR_NCTAID", "
 # savings under this share of the kernel's instructions are not reported (the sampled issue
 # counts' noise on a few thousand samples is of this order)
 MIN_SAVED = 0.05
+# a trip count is short when the unrolled body issues under this share of what the loop's code
+# issues (calibration: 0% in filter2d_5x5 and unsharp_mask's 5-tap rows, 41% in structure_tensor's
+# radius-2 window; a row walk of 64-128 elements runs its unrolled body for nearly all of it)
+SHORT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,12 @@ def _words(ins) -> set[tuple[int, int]]:
 
 def bound_parameters(function, body, defs: DefIndex | None = None) -> frozenset[tuple[int, int]] | None:
     """The constant-bank words (kernel parameters) the loop's exit tests compare against, or None when
-    the bound is not launch-invariant. For each conditional branch of the body, its predicate's def
-    in the body and that def's operands defined outside the body (the bound, not the induction
-    variable) are traced back, each use to the nearest def before it in layout order (the code before
+    the bound is not launch-invariant. For each exit test of the body (a conditional branch that
+    leaves it, or the back edge, whose fall-through does: not a test inside the body such as a
+    stencil's bounds check, which decides whether a tap runs, not how many), its predicate's def
+    in the body and the values its operands have on entering the loop (the bound, and the induction
+    variable's start: nvcc counts a remainder loop down to zero from a value computed from the
+    bound) are traced back, each use to the nearest def before it in layout order (the code before
     a loop dominates it in nvcc's layout); a memory load or the thread's position on the way makes
     it None (a CSR row length, a triangular or grid-stride trip count). ``defs``: the function's
     ``DefIndex`` when the caller holds one."""
@@ -110,21 +117,26 @@ def bound_parameters(function, body, defs: DefIndex | None = None) -> frozenset[
     before = defs.before
 
     first = min(body)
+    inside = {ins[k].offset for k in body}
+    header = ins[first].offset
     todo: list[int] = []
     words: set[tuple[int, int]] = set()
     for k in body:
         x = ins[k]
         if x.base_opcode not in BRANCHES or not x.predicate:
             continue
+        if x.branch_target in inside and x.branch_target != header:
+            continue        # a test inside the loop (where the taken path stays in it)
         d = before(k, x.predicate)
         if d is None or d not in body:
             continue
         words |= _words(ins[d])
         for r in ins[d].srcs:
-            if not defs.written_in(r, body):
-                e = before(first, r)
-                if e is not None:
-                    todo.append(e)
+            # the bound, and the induction variable's value on entry (nvcc counts a remainder loop
+            # down to zero from a value computed from the bound): both set the trip count
+            e = before(first, r)
+            if e is not None:
+                todo.append(e)
     seen: set[int] = set()
     while todo:
         d = todo.pop()
@@ -179,15 +191,24 @@ def short_trips(ctx: KernelContext) -> tuple[ShortTrip, ...]:
             if not params:
                 continue
             paid = sum(1 for k in s.instructions if is_payload(ins[k]))
-            # what runs per trip: the enclosing loop, climbing through the loops bounded by the same
-            # parameters (the one constant unrolls them too: their setup of the inner loop goes)
-            outer = by_header.get(s.parent)
-            while outer is not None and (bound(outer) or frozenset()) & params:
-                outer = by_header.get(outer.parent)
-            run = outer.instructions if outer is not None else range(len(ins))
+            # what runs per trip: the enclosing loop, climbing through the enclosing loops nvcc
+            # unrolled too with a launch-invariant bound (the nest a developer makes constant: their
+            # setup of the inner loop goes), the instructions on the nest's source lines (its peeled
+            # copies, remainder and dispatch, wherever nvcc put them; not the control of the loop
+            # that stays, nor another loop of the same function)
+            nest, outer = s, by_header.get(s.parent)
+            while outer is not None and bound(outer) and unroll_factor(
+                    fn, outer.instructions - inner.get(outer.header_offset, set())) >= 2:
+                nest, outer = outer, by_header.get(outer.parent)
+            lines = {ins[k].loc.line for k in nest.instructions if ins[k].loc}
+            run = [k for k in (outer.instructions if outer is not None else range(len(ins)))
+                   if ins[k].loc and ins[k].loc.line in lines]
             executed = sum(w.get(offs[k], 0) for k in run)
             payload = sum(w.get(offs[k], 0) for k in run if is_payload(ins[k]))
             if not paid or not payload:
+                continue
+            # short for nvcc's unroll: the unrolled body seldom runs (a long trip count runs it)
+            if sum(w.get(offs[k], 0) for k in s.instructions) >= SHORT_SHARE * executed:
                 continue
             body_cost = len(s.instructions) / paid
             saved = (executed - payload * body_cost) / total
