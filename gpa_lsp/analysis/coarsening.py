@@ -44,6 +44,20 @@ vector4 1.03x, priced 1.01x). k is the elements of the widest stream in one 16-b
 4.52x, 5.19x) and scale_rows_half (halves: 2, 4, 8, 16 measured 1.72x, 2.54x, 2.89x, 2.72x, the
 last two 16-byte accesses per stream). Without per-instruction sector counts (CUPTI) nothing is
 priced.
+
+Interleaved channels (``_interleaved``). A load of one channel of an interleaved array of 8- or
+16-bit elements (RGB bytes, YUYV, 6-channel PCM) by one thread per planar output touches C times
+the sectors of consecutive elements, and the other channels' threads read the same lines: DRAM
+moves each line once (its bytes count once towards the streams' share), the L2 serves it C times.
+Such a load is a stream with C channels: after, a thread takes k positions with all C channels
+(contiguous bytes in 16-byte vector accesses, one vector store per plane), so its per-thread work
+falls by k x C, the array's sectors and L1 passes by C, its loads in flight grow by k x C. Where the
+thread loads the other channels itself (another load of the same width from the same address
+register: an RGBA tap, a row of byte neighbours) the lines are the one warp's already and it is
+not priced (``_sibling_channels``). Calibration: pcm_deinterleave (16-bit, C = 6: coarsen_2/4/8
+measured 2.22x, 2.19x, 1.42x; priced 2.57x at k = 4) and yuyv_to_planar (bytes, C = 2: 3.12x,
+3.09x, 1.58x; priced 3.29x). Validation after: rgb_planar (bytes, C = 3) 1.01x -> 3.69x (pixel4,
+4 positions with all channels, 3.70x).
 """
 
 from __future__ import annotations
@@ -62,6 +76,8 @@ LINE_BYTES = 128
 STREAM_SHARE = 0.5       # the streams' least share of the kernel's DRAM bytes for it to be a stream
 SLACK = 1.1              # sectors over ideal at or below which an access is coalesced
 DISTINCT = 0.9           # a stream's lanes touch at least this share of a warp's consecutive sectors
+INTERLEAVED_BITS = 16    # interleaved channels priced: 8- and 16-bit (calibration yuyv_to_planar, pcm_deinterleave)
+MAX_CHANNELS = 8
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,7 @@ class Coarsening:
     bound_unit: str                # the busiest unit after
     now: float                     # the stream's modeled time now, a share of the measured time
     after: dict                    # unit -> its time after, a share of the measured time
+    channels: int = 1              # C of the interleaved array a thread then loads whole (1: none)
 
 
 def _global(ins) -> bool:
@@ -92,12 +109,53 @@ def _stream(ins, p) -> bool:
     return p.sectors <= SLACK * p.ideal_sectors and p.sectors >= DISTINCT * per_request * p.executed
 
 
+def _interleaved(ins, p) -> int:
+    """C when the access loads one channel of an interleaved array of 8- or 16-bit elements (C
+    channels, lanes C elements apart: C times the sectors of consecutive elements, 2 <= C <= 8), the
+    other channels loaded by other threads over the same lines (so DRAM moves each line once and
+    the L2 serves it C times); else 0."""
+    m = ins.memory
+    if not m.plain_load or not m.width or m.width > INTERLEAVED_BITS:
+        return 0
+    if not p or not p.executed or not p.sectors or not p.ideal_sectors:
+        return 0
+    ratio = p.sectors / p.ideal_sectors
+    c = round(ratio)
+    return c if 2 <= c <= MAX_CHANNELS and abs(ratio - c) <= (SLACK - 1.0) * c else 0
+
+
+def _base(ins) -> str | None:
+    """The address register of a global access (``R6.64`` of ``desc[UR4][R6.64+0x1]``)."""
+    for op in ins.operands:
+        if "[" in op:
+            return op.rstrip("]").rsplit("[", 1)[-1].split("+", 1)[0]
+    return None
+
+
+def _sibling_channels(ctx: KernelContext, channels: dict[int, int]) -> set[int]:
+    """The interleaved loads whose thread loads other channels itself: another load of the same width
+    from the same address register (``p[0]``, ``p[1]``, ``p[2]`` of an RGBA tap or a row of
+    neighbours). Those lines are read by the one warp already: it is not one channel of C."""
+    out: set[int] = set()
+    for fb in ctx.blames:
+        by: dict[tuple, list[int]] = {}
+        for ins in fb.function.instructions:
+            m = ins.memory
+            if m is not None and m.plain_load and _global(ins):
+                by.setdefault((_base(ins), m.width), []).append(ins.offset)
+        for group in by.values():
+            if len(group) > 1:
+                out |= {o for o in group if channels.get(o, 1) > 1}
+    return out
+
+
 @dataclass(frozen=True)
 class Stream:
     """A kernel whose DRAM traffic is narrow coalesced streams, and its time as the overlap of what
     the streams' loads in flight pull and the issue slots (shares of the measured time)."""
 
     accesses: dict                 # offset -> instruction of the stream accesses
+    channels: dict                 # offset -> C of an interleaved load (1: consecutive elements)
     per_element: frozenset[int]    # offsets that compute on the loaded values
     points: tuple                  # the DRAM curve: stream-load bytes in flight per SM -> share %
     scale: float                   # the curve's share on this device's peak
@@ -138,19 +196,26 @@ def stream(ctx: KernelContext) -> Stream | None:
         return None
     pcs = ctx.pcs
     streams: dict[int, object] = {}
+    channels: dict[int, int] = {}
     for fb in ctx.blames:
         for ins in fb.function.instructions:
             p = pcs.get(ins.offset)
-            if _global(ins) and p is not None and p.sectors and _stream(ins, p):
-                streams[ins.offset] = ins
+            if _global(ins) and p is not None and p.sectors:
+                c = 1 if _stream(ins, p) else _interleaved(ins, p)
+                if c:
+                    streams[ins.offset], channels[ins.offset] = ins, c
+    for o in _sibling_channels(ctx, channels):
+        del streams[o], channels[o]
     loads = [o for o, ins in streams.items() if ins.memory.plain_load]
     launches = max(1, len(ctx.kernel.launches))   # the counters sum the launches profiled (coalescing.model_at)
-    if not loads or 32.0 * sum(pcs[o].sectors for o in streams) / launches < STREAM_SHARE * t.dram_bytes:
+    # an interleaved load's lines move from DRAM once for its C channels
+    dram = {o: 32.0 * pcs[o].sectors / channels[o] / launches for o in streams}
+    if not loads or sum(dram.values()) < STREAM_SHARE * t.dram_bytes:
         return None
     per_element = _slice(ctx, streams)
     if not _shared_loads(ctx, streams, per_element):
         return None
-    loaded = 32.0 * sum(pcs[o].sectors for o in loads) / launches
+    loaded = sum(dram[o] for o in loads)
     looped = bool(looped_offsets(ctx) & streams.keys())
     points, scale = _curve(ctx, streams, t.dram_bytes / loaded, looped)
     inflight = occ.active_warps * sum(32 * (streams[o].memory.width // 8) for o in loads)
@@ -162,7 +227,7 @@ def stream(ctx: KernelContext) -> Stream | None:
     now = _overlap(memory, issue)
     if now * 100.0 < HELD_PCT:
         return None
-    return Stream(streams, per_element, points, scale, inflight, memory, issue, now, looped)
+    return Stream(streams, channels, per_element, points, scale, inflight, memory, issue, now, looped)
 
 
 @kernel_fact
@@ -173,8 +238,11 @@ def coarsening(ctx: KernelContext) -> Coarsening | None:
     if s is None or table is None:
         return None
     k = WIDE_BYTES // max(ins.memory.width // 8 for ins in s.accesses.values())
-    ratio = _issue_ratio(ctx, s.accesses, s.per_element, k)
-    reach = attainable(s.points, k * s.inflight)
+    ratio = _issue_ratio(ctx, s, k)
+    # a thread's loads after: k elements of each stream, k x C of an interleaved array
+    inflight = ctx.occupancy.active_warps * sum(32 * (ins.memory.width // 8) * k * s.channels[o]
+                                                for o, ins in s.accesses.items() if ins.memory.plain_load)
+    reach = attainable(s.points, inflight)
     if k < 2 or ratio is None or reach is None:
         return None
     units = dict(ctx.kernel.throughput.units)
@@ -185,7 +253,7 @@ def coarsening(ctx: KernelContext) -> Coarsening | None:
             after[u] = units[u] * keep / table.roofs.get(u, UNIT_ROOF_DEFAULT)
     unit = max(after, key=after.get)
     return Coarsening(max(1.0, min(1.0, s.now) / max(after[unit], 1e-9)), k, frozenset(s.accesses), ratio, unit,
-                      s.now, after)
+                      s.now, after, max(s.channels.values()))
 
 
 def _overlap(memory: float, issue: float) -> float:
@@ -256,22 +324,29 @@ def _shared_loads(ctx: KernelContext, streams: dict, per_element: frozenset[int]
     return True
 
 
-def _issue_ratio(ctx: KernelContext, streams: dict, per_element: frozenset[int], k: int) -> float | None:
-    """Instructions after over before (the module docstring), weighted by executed counts."""
-    total = elementwise = accesses = 0.0
+def _issue_ratio(ctx: KernelContext, s: Stream, k: int) -> float | None:
+    """Instructions after over before (the module docstring), weighted by executed counts. A thread
+    that loads k positions of all C channels of an interleaved array serves k x C outputs: its
+    per-thread instructions fall by k x C, the interleaved loads to one 16-byte access per
+    16 bytes."""
+    total = elementwise = accesses = accesses_after = 0.0
+    c = max(s.channels.values())
     for fb in ctx.blames:
         for ins in fb.function.instructions:
             p = ctx.pcs.get(ins.offset)
             n = p.executed if p is not None and p.executed else 0
             total += n
-            if ins.offset in streams:
+            if ins.offset in s.accesses:
                 accesses += n
-            elif ins.offset in per_element:
+                ch = s.channels[ins.offset]
+                vectors = -(-k * ch * (ins.memory.width // 8) // WIDE_BYTES)
+                accesses_after += n / k if ch == 1 else n / (k * ch) * vectors
+            elif ins.offset in s.per_element:
                 elementwise += n
     if not total:
         return None
     per_thread = total - elementwise - accesses
-    return (per_thread / k + accesses / k + elementwise) / total
+    return (per_thread / (k * c) + accesses_after + elementwise) / total
 
 
 def _memory_ratios(ctx: KernelContext, s: Stream, k: int) -> tuple[float, float]:
@@ -289,9 +364,9 @@ def _memory_ratios(ctx: KernelContext, s: Stream, k: int) -> tuple[float, float]
         passes += n
         sectors += p.sectors or 0
         if o in s.accesses:
-            width = site.instruction.memory.width // 8
-            passes_after += p.executed / k * max(1.0, 32 * width * k / LINE_BYTES)
-            sectors_after += p.sectors or 0
+            width, ch = site.instruction.memory.width // 8, s.channels[o]
+            passes_after += p.executed / (k * ch) * max(1.0, 32 * width * k * ch / LINE_BYTES)
+            sectors_after += (p.sectors or 0) / ch       # an interleaved array's lines read once
         elif o in s.per_element or not site.instruction.memory.plain_load:
             passes_after += n
             sectors_after += p.sectors or 0

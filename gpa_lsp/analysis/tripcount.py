@@ -25,6 +25,13 @@ const_radius measured 1.86x; kernels/structure_tensor: 1.88x, 1.81x). The low en
 shrinks only the issue slots (``(1 - U) + U x left``, U the issue share of peak): the other cycles
 as they were (1.47x and 1.64x there).
 
+The nest a developer makes constant climbs through the enclosing loops bounded by the same
+parameters, or unrolled by nvcc too with a launch-invariant bound (a 3 x 3 filter's row loop);
+what runs per trip is the code on the nest's source lines inside the loop that stays (its peeled
+copies, remainder and dispatch; not that loop's own control, nor another loop of the function). A
+trip count is short when the unrolled body issues under ``SHORT_SHARE`` of that code: a row walk
+of 64-128 elements runs its unrolled body for nearly all of it and has nothing to fold.
+
 Only trip counts a developer can make constant are priced: the loop's exit test compares against a
 value computed from kernel parameters and literals, not one loaded from memory (a CSR row length)
 or derived from the thread's index (a triangular loop, a grid-stride walk).
@@ -130,13 +137,22 @@ def bound_parameters(function, body, defs: DefIndex | None = None) -> frozenset[
         d = before(k, x.predicate)
         if d is None or d not in body:
             continue
-        words |= _words(ins[d])
-        for r in ins[d].srcs:
-            # the bound, and the induction variable's value on entry (nvcc counts a remainder loop
-            # down to zero from a value computed from the bound): both set the trip count
-            e = before(first, r)
-            if e is not None:
-                todo.append(e)
+        tests = [d]          # the compare, through the predicate logic that combines compares
+        while tests:
+            t = tests.pop()
+            words |= _words(ins[t])
+            for r in ins[t].srcs:
+                e = before(t, r)
+                if e is not None and e in body and e < t:
+                    if r.lstrip("U").startswith("P"):
+                        tests.append(e)
+                    elif ins[e].cbank and ins[e].memory is not None and ins[e].memory.space == "constant":
+                        words |= _words(ins[e])     # the bound reloaded from the constant bank in the loop
+                # the bound, and the induction variable's value on entry (nvcc counts a remainder
+                # loop down to zero from a value computed from the bound): both set the trip count
+                e = before(first, r)
+                if e is not None:
+                    todo.append(e)
     seen: set[int] = set()
     while todo:
         d = todo.pop()
@@ -191,14 +207,14 @@ def short_trips(ctx: KernelContext) -> tuple[ShortTrip, ...]:
             if not params:
                 continue
             paid = sum(1 for k in s.instructions if is_payload(ins[k]))
-            # what runs per trip: the enclosing loop, climbing through the enclosing loops nvcc
-            # unrolled too with a launch-invariant bound (the nest a developer makes constant: their
-            # setup of the inner loop goes), the instructions on the nest's source lines (its peeled
+            # what runs per trip: the enclosing loop, climbing through the enclosing loops bounded
+            # by the same parameters or nvcc unrolled too with a launch-invariant bound (the nest a
+            # developer makes constant: their setup of the inner loop goes), the instructions on the nest's source lines (its peeled
             # copies, remainder and dispatch, wherever nvcc put them; not the control of the loop
             # that stays, nor another loop of the same function)
             nest, outer = s, by_header.get(s.parent)
-            while outer is not None and bound(outer) and unroll_factor(
-                    fn, outer.instructions - inner.get(outer.header_offset, set())) >= 2:
+            while outer is not None and bound(outer) and (bound(outer) & params or unroll_factor(
+                    fn, outer.instructions - inner.get(outer.header_offset, set())) >= 2):
                 nest, outer = outer, by_header.get(outer.parent)
             lines = {ins[k].loc.line for k in nest.instructions if ins[k].loc}
             run = [k for k in (outer.instructions if outer is not None else range(len(ins)))

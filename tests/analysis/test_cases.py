@@ -50,6 +50,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("threshold_u8", "cupti"): "one 16-byte access per stream and thread (5.19x) is priced from the streams' sector "
                                "counts, which CUPTI does not record (Nsight Compute's bundle ranks it first)",
     ("scale_rows_half", "cupti"): "as threshold_u8's: the streams need Nsight Compute's sector counts",
+    ("pcm_deinterleave", "cupti"): "an interleaved array's channels (coarsen_4 2.19x) are found from the loads' sector "
+                                   "counts, which CUPTI does not record (Nsight Compute's bundle ranks it first)",
+    ("yuyv_to_planar", "cupti"): "as pcm_deinterleave's: the interleaved bytes need Nsight Compute's sector counts",
     ("saxpy_stream", "cupti"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
     ("saxpy_stream", "ncu"): "float4 accesses (Memory Transaction Reduction, achieved 1.03x) are not advised",
 }

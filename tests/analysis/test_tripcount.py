@@ -40,6 +40,36 @@ def test_a_short_tap_loop_is_advised_a_constant_trip_count(case, line, variant, 
     assert 1.5 < a.estimate_low < a.estimated_speedup == a.estimate_high
 
 
+def test_a_short_nest_inside_a_long_loop_climbs_to_the_nest():
+    """gmm_loglik_pixels: per component (64, run-time) a 3 x 3 nest bounded by the run-time D; nvcc
+    unrolls the inner loop by 16 and 4 (neither runs at D = 3) and leaves the middle loop rolled.
+    The middle loop's exit test compares against D reloaded in the loop (a ULDC in its body) through
+    a uniform predicate: bounded by the same parameter, so the nest climbs to it, and what runs per
+    trip is the code on the nest's lines inside the component loop, not the component loop's own
+    control. Priced 2.2x (the unrolled body's instructions per payload after); inner_const measured
+    4.17x: with D constant nvcc also hoists x[j] out of the component loop and shares x[j] - mu[j]
+    between the rows, payload this model keeps (the estimate is the lower side)."""
+    achieved = measured_speedup("gmm_loglik_pixels", "inner_const")
+    assert 3.8 < achieved < 4.6
+    ctx, report = case_hottest("gmm_loglik_pixels", "ncu")
+    t = short_trips(ctx)[0]
+    assert t.line == 30 and t.factor == 16
+    ins = ctx.entry.instructions
+    lines = {ins[k].loc.line for k in t.region if ins[k].loc}
+    assert {28, 30} <= lines and 39 not in lines     # the nest, not the epilogue after the loop
+    a = _advice(report, "loop_unrolling")
+    assert report.kernels[0].advice[0] is a and a.location.line == 30
+    assert 2.0 < a.estimated_speedup < 2.5 < achieved
+
+
+def test_a_row_walk_that_runs_its_unrolled_body_is_not_a_short_trip():
+    """index_select_rows copies rows of a run-time length with a loop nvcc unrolled by 16: the
+    unrolled body issues most of the loop's instructions (the trips are long for the unroll), so
+    nothing is left for a constant trip count to fold (SHORT_SHARE)."""
+    ctx, _ = case_hottest("index_select_rows", "ncu")
+    assert short_trips(ctx) == ()
+
+
 def test_a_long_grid_stride_loop_is_not_a_short_trip():
     """saxpy_stream's grid-stride loop runs hundreds of trips in its body: nothing to fold."""
     ctx, _ = case_hottest("saxpy_stream", "ncu")
@@ -64,6 +94,13 @@ __global__ void triangle(float* out, const float* in) {
   float s = 0.f;
   for (int k = 0; k < i; ++k) s += in[k] * in[k + 3];
   out[blockIdx.x * blockDim.x + i] = s;
+}
+__global__ void stencil(float* out, const float* in, int r, int w) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0.f;
+  for (int d = -r; d <= r; ++d)
+    if (x + d >= 0 && x + d < w) s += in[x + d] * in[d + r];
+  out[x] = s;
 }
 __global__ void rolled(float* out, const float* in, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -108,3 +145,10 @@ def test_a_rolled_loop_has_one_copy(loops):
     fn, body = _loop(loops, "rolled")
     assert unroll_factor(fn, body) == 1
 
+
+
+def test_a_bounds_check_inside_the_loop_is_not_its_exit_test(loops):
+    """A stencil's test whether a tap is inside the row depends on the thread's position, but it
+    decides whether the tap runs, not how many: the trip count (2r + 1) is still launch-invariant."""
+    fn, body = _loop(loops, "stencil")
+    assert bound_parameters(fn, body)

@@ -131,6 +131,15 @@ class MemoryTransactionReduction(Optimizer):
             at = f" ({'lines' if len(lines) > 1 else 'line'} {', '.join(map(str, lines))})" if lines else ""
             sizes = sorted({c.elements * ctx.site(o).instruction.memory.width // 8 for o in c.streams})
             vector = "/".join(map(str, sizes)) + "-byte"
+            if c.channels > 1:
+                return (f"Each thread converts one element of an array of {c.channels} interleaved channels{at}: "
+                        f"the lanes of a warp read narrow elements {c.channels} apart, each line is read once per "
+                        "channel, and every element pays the whole per-thread work (the division of the flat "
+                        f"index, bounds check). Take {c.elements} consecutive positions per thread with all "
+                        f"{c.channels} channels, loaded as contiguous bytes with 16-byte vector accesses, and "
+                        f"store each channel's {c.elements} values with one vector access: "
+                        f"{100 * (1 - c.issue_ratio):.0f}% of the instructions go, and the lines are read "
+                        "once (the whole kernel, not the throttled instructions below, is what this prices).")
             return (f"Each thread moves one narrow element of each coalesced stream{at} and pays its whole "
                     "per-thread work (index math, bounds check, loads the neighbouring elements share) for it. Take "
                     f"{c.elements} consecutive elements per thread, each stream moved with one {vector} vector "
