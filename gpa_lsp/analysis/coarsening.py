@@ -66,6 +66,7 @@ from dataclasses import dataclass
 
 from .coalescing import (OVERLAP_P, UNIT_ROOF_DEFAULT, borrowed_share_scale, device_table, looped_offsets,
                          loopfree_points, table_name)
+from ..sass.operands import address_registers, memory_operand
 from .context import KernelContext, kernel_fact
 from .parallelism import attainable, curve
 from .probe_tables import coalescing_rows, mlp_curve_scale, mlp_name
@@ -124,14 +125,6 @@ def _interleaved(ins, p) -> int:
     return c if 2 <= c <= MAX_CHANNELS and abs(ratio - c) <= (SLACK - 1.0) * c else 0
 
 
-def _base(ins) -> str | None:
-    """The address register of a global access (``R6.64`` of ``desc[UR4][R6.64+0x1]``)."""
-    for op in ins.operands:
-        if "[" in op:
-            return op.rstrip("]").rsplit("[", 1)[-1].split("+", 1)[0]
-    return None
-
-
 def _sibling_channels(ctx: KernelContext, channels: dict[int, int]) -> set[int]:
     """The interleaved loads whose thread loads other channels itself: another load of the same width
     from the same address register (``p[0]``, ``p[1]``, ``p[2]`` of an RGBA tap or a row of
@@ -142,7 +135,7 @@ def _sibling_channels(ctx: KernelContext, channels: dict[int, int]) -> set[int]:
         for ins in fb.function.instructions:
             m = ins.memory
             if m is not None and m.plain_load and _global(ins):
-                by.setdefault((_base(ins), m.width), []).append(ins.offset)
+                by.setdefault((address_registers(memory_operand(ins.operands)), m.width), []).append(ins.offset)
         for group in by.values():
             if len(group) > 1:
                 out |= {o for o in group if channels.get(o, 1) > 1}

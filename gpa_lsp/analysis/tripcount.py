@@ -143,10 +143,10 @@ def bound_parameters(function, body, defs: DefIndex | None = None) -> frozenset[
             words |= _words(ins[t])
             for r in ins[t].srcs:
                 e = before(t, r)
-                if e is not None and e in body and e < t:
+                if e is not None and e in body:
                     if r.lstrip("U").startswith("P"):
                         tests.append(e)
-                    elif ins[e].cbank and ins[e].memory is not None and ins[e].memory.space == "constant":
+                    elif ins[e].memory is not None and ins[e].memory.space == "constant":
                         words |= _words(ins[e])     # the bound reloaded from the constant bank in the loop
                 # the bound, and the induction variable's value on entry (nvcc counts a remainder
                 # loop down to zero from a value computed from the bound): both set the trip count
@@ -200,21 +200,23 @@ def short_trips(ctx: KernelContext) -> tuple[ShortTrip, ...]:
         inner: dict[int | None, set[int]] = {}
         for s in scopes:
             inner.setdefault(s.parent, set()).update(s.instructions)
+
+        def factor_of(scope) -> int:
+            """Copies of an iteration in the loop's own code (not a nested loop's)."""
+            return unroll_factor(fn, scope.instructions - inner.get(scope.header_offset, set()))
         for s in scopes:
-            own = s.instructions - inner.get(s.header_offset, set())   # copies of its own, not a nested loop's
-            factor = unroll_factor(fn, own)
+            factor = factor_of(s)
             params = bound(s) if factor >= 2 else None
             if not params:
                 continue
             paid = sum(1 for k in s.instructions if is_payload(ins[k]))
-            # what runs per trip: the enclosing loop, climbing through the enclosing loops bounded
-            # by the same parameters or nvcc unrolled too with a launch-invariant bound (the nest a
-            # developer makes constant: their setup of the inner loop goes), the instructions on the nest's source lines (its peeled
-            # copies, remainder and dispatch, wherever nvcc put them; not the control of the loop
-            # that stays, nor another loop of the same function)
+            # what runs per trip: climbing through the enclosing loops bounded by the same parameters
+            # or unrolled by nvcc too with a launch-invariant bound (the nest a developer makes
+            # constant: their setup of the inner loop goes), the instructions on the nest's source
+            # lines in the loop that stays (its peeled copies, remainder and dispatch, wherever nvcc
+            # put them; not that loop's own control, nor another loop of the same function)
             nest, outer = s, by_header.get(s.parent)
-            while outer is not None and bound(outer) and (bound(outer) & params or unroll_factor(
-                    fn, outer.instructions - inner.get(outer.header_offset, set())) >= 2):
+            while outer is not None and bound(outer) and (bound(outer) & params or factor_of(outer) >= 2):
                 nest, outer = outer, by_header.get(outer.parent)
             lines = {ins[k].loc.line for k in nest.instructions if ins[k].loc}
             run = [k for k in (outer.instructions if outer is not None else range(len(ins)))

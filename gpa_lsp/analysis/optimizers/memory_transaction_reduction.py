@@ -129,8 +129,6 @@ class MemoryTransactionReduction(Optimizer):
         if c is not None:
             lines = sorted({loc.line for o in c.streams if (loc := ctx.location(o)) is not None and loc.line})
             at = f" ({'lines' if len(lines) > 1 else 'line'} {', '.join(map(str, lines))})" if lines else ""
-            sizes = sorted({c.elements * ctx.site(o).instruction.memory.width // 8 for o in c.streams})
-            vector = "/".join(map(str, sizes)) + "-byte"
             if c.channels > 1:
                 return (f"Each thread converts one element of an array of {c.channels} interleaved channels{at}: "
                         f"the lanes of a warp read narrow elements {c.channels} apart, each line is read once per "
@@ -140,6 +138,8 @@ class MemoryTransactionReduction(Optimizer):
                         f"store each channel's {c.elements} values with one vector access: "
                         f"{100 * (1 - c.issue_ratio):.0f}% of the instructions go, and the lines are read "
                         "once (the whole kernel, not the throttled instructions below, is what this prices).")
+            sizes = sorted({c.elements * ctx.site(o).instruction.memory.width // 8 for o in c.streams})
+            vector = "/".join(map(str, sizes)) + "-byte"
             return (f"Each thread moves one narrow element of each coalesced stream{at} and pays its whole "
                     "per-thread work (index math, bounds check, loads the neighbouring elements share) for it. Take "
                     f"{c.elements} consecutive elements per thread, each stream moved with one {vector} vector "
