@@ -79,7 +79,7 @@ from .gathers import gathers, row_gather_roof
 from .parallelism import attainable, turnaround
 from .probe_tables import coalescing_devices, coalescing_name, share_scale
 from .residency import ramp_ns, relaunched, resident_cost, resident_share
-from .tiles import coalesced_form
+from .tiles import coalesced_form, tile_share
 from .waves import waves
 
 SECTORS_PER_LINE = 4
@@ -484,12 +484,15 @@ def model_at(ctx: KernelContext, spread: float, rewalked: float = 0.0) -> Model 
     if turn is not None and turn < 1.0:
         extra["dram_writes"] = min(1.0, write_share)
         after["dram"] = min(after["dram"], roofs["dram"] * (1.0 - (1.0 - turn) * min(1.0, 2.0 * write_share)))
+    def left(u: str, pct: float, reach: dict[str, float]) -> float:
+        """The unit's kept work as a share of the launch's time at ``reach[u]`` % of its peak."""
+        if u in BUSY_SCALED:
+            pct *= spread      # the busy SMs' share, spread over the SMs the rewrite fills
+        return pct / reach[u] * keep.get(u, 1.0)
     # bound: every unit still does its kept work at no more than the share of peak it can reach
     floor, bound_unit = 0.0, None
     for u, pct in local.items():
-        if u in BUSY_SCALED:
-            pct *= spread      # the busy SMs' share, spread over the SMs the rewrite fills
-        t = pct / after[u] * keep.get(u, 1.0)
+        t = left(u, pct, after)
         if t > floor:
             # "mlp": the DRAM held by what the loads in flight pull, not by its peak
             floor, bound_unit = t, (("rows" if rows_roof else "mlp") if u == "dram" and inflight_roof else u)
@@ -511,6 +514,18 @@ def model_at(ctx: KernelContext, spread: float, rewalked: float = 0.0) -> Model 
         f = min(1.0, local[unit] / roofs[unit])
         rest = unloaded_time(unit, f, keep[unit], local, spread=spread)
     unit_estimate = 1.0 / rest if rest > 0 else float("inf")
+    # a transposed loop-free kernel held by the unit its excess loads: the fix is the advised tile,
+    # whose loads stream behind its barrier, so its time is every unit's work left at the share it
+    # reaches, DRAM's at the tile probe's (tiles.tile_share), not Eq. 2's "the rest of the time
+    # stays" (the warps' own latency there is the stream's now)
+    share = tile_share(ctx) if unit is not None and lf is not None and "dram" in after \
+        and transposed_accesses(ctx) else None
+    if share:
+        reach = {**after, "dram": min(after["dram"], share * borrowed_share_scale(ctx, "tile"))}
+        tile_left = max(left(u, pct, reach) for u, pct in local.items())
+        if tile_left > 0:
+            unit_estimate = 1.0 / tile_left
+            extra["tile_dram_pct"] = reach["dram"]
     if resident > 0.0:
         extra["resident"] = resident
     if busy < sms:

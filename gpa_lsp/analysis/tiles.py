@@ -65,6 +65,24 @@ def _ratio(rows: list[dict], config: str, reference: str, warps: float) -> float
     return min(1.0, got[0] / ref[0])
 
 
+def tile_share(ctx) -> float | None:
+    """The DRAM share (%) the probe's tile reached at the probed warps per SM nearest the kernel's
+    (``tile_b256_m2``: blocks of 256, two loads per thread, a padded tile and a barrier), on the
+    probe's device: what a transposed kernel's advised tile is priced at (``coalescing.model_at``).
+
+    Why this share and not the loop-free curve's at the advised tile's 4 lines in flight (the roof
+    above): behind the barrier a block's loads and stores alternate, and more loads per thread did
+    not buy more. The calibration case layout_nhwc, whose tile moves 4 elements per thread, pulled
+    69% of DRAM's peak by events (73% by kernel durations) where the probe's tile moving 2 pulled
+    68.3% and the curve at 4 lines in flight times the barrier's factor said 81%. None without the
+    probe's rows or the kernel's occupancy."""
+    occ = ctx.occupancy
+    if occ is None or occ.active_warps <= 0:
+        return None
+    got = _share(_rows(ctx), "tile_b256_m2", occ.active_warps)
+    return got[0] if got is not None else None
+
+
 def coalesced_form(ctx, tile: bool) -> tuple[float, float]:
     """(the coalesced code's loads in flight per warp over the original's, the factor on the
     loop-free roof at those loads): through the advised tile where the kernel's accesses are

@@ -82,3 +82,29 @@ def test_large_blocks_lower_the_loop_free_roof():
     more, factor = coalesced_form(ctx, False)
     t = _tile_rows()
     assert more == 1.0 and abs(factor - t[("lf_b1024_m1", 64)] / t[("lf_b256_m1", 64)]) < 1e-9
+
+
+def test_the_tile_is_priced_as_a_stream_at_the_probes_share():
+    """layout_nhwc (calibration): the advised tile's time is every unit's work left at the share it
+    reaches, DRAM's at the probe's tile (``tile_b256_m2`` at 64 warps per SM), not Eq. 2's "the time
+    the L2 was not busy stays". Its tile pulled 69% of DRAM's peak (6.16x by events); the estimate
+    is its DRAM bytes at 68.3%, inside the range whose top is the loop-free curve's roof."""
+    ctx = case_context("layout_nhwc")
+    m = model(ctx)
+    assert m.unit == "l2"
+    assert m.extra["tile_dram_pct"] == _tile_rows()[("tile_b256_m2", 64)]
+    assert m.extra["tile_dram_pct"] < m.extra["loopfree_dram_pct"]
+    # the stream's time: the DRAM bytes (the same after the tile) at the probe's share
+    assert abs(m.unit_estimate - m.extra["tile_dram_pct"] / (m.util["dram"] * m.keep["dram"])) < 1e-6
+    assert 5.9 < m.unit_estimate < 6.3 and m.unit_estimate < m.bound
+
+
+def test_a_kernel_not_transposed_keeps_eq2():
+    """strided_index (calibration): loop-free, held by the L2, its strided load remapped, no tile:
+    no tile share, its unit estimate Eq. 2's."""
+    ctx = case_context("strided_index")
+    m = model(ctx)
+    assert not transposed_accesses(ctx) and m.unit == "l2" and "loopfree_dram_pct" in m.extra
+    assert "tile_dram_pct" not in m.extra
+    f = min(1.0, m.util["l2"] / m.roofs["l2"])
+    assert abs(m.unit_estimate - 1.0 / ((1.0 - f) + f * m.keep["l2"])) < 1e-6
