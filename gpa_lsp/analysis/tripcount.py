@@ -56,8 +56,10 @@ THREAD_REGISTERS = ("SR_TID", "SR_CTAID", "SR_LANEID", "SR_NTID", "SR_NCTAID", "
 MIN_SAVED = 0.05
 # a trip count is short when the unrolled body issues under this share of what the loop's code
 # issues (calibration: 0% in filter2d_5x5 and unsharp_mask's 5-tap rows, 41% in structure_tensor's
-# radius-2 window; a row walk of 64-128 elements runs its unrolled body for nearly all of it)
-SHORT_SHARE = 0.5
+# radius-2 window, 49-50% in chan_stencil_taps' 5 taps unrolled by 4 -- one pass of the body and
+# one remainder iteration, on 0.5 itself in its CUPTI bundle; long: perona_malik's 71%, conv1d_taps'
+# 75-77%, a row walk of 64-128 elements 78% and more)
+SHORT_SHARE = 0.6
 
 
 @dataclass(frozen=True)
