@@ -151,3 +151,46 @@ def test_prologue_and_exit_are_priced_with_the_loop():
     inside = {e.reason for e in m.edges if ctx.loop_of(e.use) is not None}
     assert "memory_throttle" in outside                  # the exit's drain
     assert {"memory_dependency", "memory_throttle"} <= inside and "active" not in inside | outside
+
+
+H200 = "NVIDIA H200"
+
+
+def test_float_adds_cost_the_l2_more_only_where_counters_are_few():
+    """benchmarks/atomics/same_counter.cu (H200): a float add on a contended counter takes the L2 2.4x
+    an unsigned add's time (one counter, 8 counters), about the same from 32 counters on; in shared
+    memory a float add is a compare-and-swap loop (45x on one counter, 2-7x from 8 on). The H100 takes
+    the H200's measurement (one chip)."""
+    from gpa_lsp.analysis.optimizers.atomic_privatization import op_costs, op_factor
+    assert 2.2 < op_factor(H200, 1, False) < 2.6 and 2.2 < op_factor(H200, 8, False) < 2.6
+    assert all(0.95 < op_factor(H200, b, False) < 1.1 for b in (32, 256, 1024, 16384))
+    assert op_factor(H200, 1, True) > 20 and all(op_factor(H200, b, True) > 1.9 for b in (8, 256, 4096))
+    assert op_factor(H200, 2, False) == pytest.approx(2.4, rel=0.05)           # log-interpolated
+    assert op_costs(H100) is op_costs(H200)
+    one = op_costs(H200)["one_counter_ns"]
+    # a second counter in the same 32-byte sector is serialized with the first: the same cost per add
+    assert one["f32_pair_sector"] == pytest.approx(one["f32_one"], rel=0.02)
+    assert one["u32_pair_sector"] == pytest.approx(one["u32_one"], rel=0.02)
+
+
+def test_float_reductions_are_read_from_the_opcode(build_cubin):
+    from gpa_lsp.analysis.optimizers.atomic_privatization import float_reduction
+    got = _atomics(build_cubin)
+    assert all(float_reduction(ins) for _, _, ins in got["one_counter"])
+    assert not any(float_reduction(ins) for _, _, ins in got["bytes"] + got["masked"])
+
+
+@pytest.mark.parametrize("collector", ["cupti", "ncu"])
+def test_float_class_moments_priced_with_the_shared_copy_they_would_need(collector):
+    """class_moments_atomic (blind calibration): a count and two float sums per element at 256 counters
+    (a byte label). The unsigned table's 137x assumed integer adds in the shared copy; the float ones
+    are compare-and-swap loops there: ~58x, near the shared-memory copy's measured 46.9x (per-thread
+    registers for its 8 classes, which the advice names where counters are few and known, 119x)."""
+    folder = ROOT / "kernels" / "class_moments_atomic"
+    report = advise_bundle(folder / "recorded" / f"{collector}.gpabundle", config=load(folder))
+    top = report.kernels[0].advice[0]
+    assert top.optimizer == "atomic_privatization" and top.location.line in {21, 22, 23}   # the atomicAdds
+    r = ratio(H200, 256, 1)[0]
+    assert 0.35 * r < top.estimated_speedup < 0.5 * r
+    assert 40.0 < top.estimated_speedup < 70.0
+    assert "compare-and-swap" in top.suggestion and "registers" in top.suggestion

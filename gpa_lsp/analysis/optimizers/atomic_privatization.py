@@ -43,6 +43,17 @@ smaller neighbouring measured level; *high*, the point's share at the larger lev
 Once privatized the loop streams what it reads, so the table is measured for 1-, 2- and 4-byte
 keys and the row is chosen by the bytes the loop loads per reduction (``bytes_per_atomic``, from
 the SASS load widths). Counters beyond 16384 (64 KB of shared memory per block) are not privatized.
+Float adds (``RED.E.ADD.F32``, ``.F64``): the table measured unsigned adds of 1. On a contended
+counter the L2 takes 2.4x as long per float add (benchmarks/atomics/same_counter.cu, H200: 1.76 ns
+against 0.73 ns per atomic on one counter, the same for a second counter in the same sector; 2.4x
+at 8 counters, 1.0-1.05x from 32 on), and in shared memory a float add is a compare-and-swap loop
+(2.0-7.4x an unsigned add's privatized loop from 8 counters on, 45x on one). So the ratio is scaled by
+the global factor over the private one at the match's counters (``op_factor``); on one counter the
+change is a reduction in registers and warp shuffles, whose floor is the loop's stream as the
+unsigned table's privatized time already is, so only the global factor applies. Calibration (blind):
+class_moments_atomic (three adds per element, two of them float, 256 counters by the SASS): 135x ->
+58x, its shared-memory copy measured 46.9x (per-thread registers for its 8 classes 119x).
+
 The fix is a rewrite, not a mechanical edit: the advice says what to write.
 """
 
@@ -111,6 +122,44 @@ def ratio(device_name: str, bins: int, key_bytes: int = 4,
             return r, min(lo["ratio"], hi["ratio"], r), max(lo["ratio"], hi["ratio"], r)
     r = rows[0]["ratio"]
     return r, r, r
+
+
+# the operand types of a float reduction (``RED.E.ADD.F32.FTZ.RN``): the L2 adds them at 2.4x an
+# unsigned add's cost per contended atomic (benchmarks/atomics/same_counter.cu)
+FLOAT_TYPES = frozenset({"F32", "F64", "F16", "F16x2", "BF16", "BF16x2"})
+
+
+def float_reduction(ins) -> bool:
+    """Whether a global reduction adds floating-point values (its opcode's type modifier)."""
+    return any(m in FLOAT_TYPES for m in ins.opcode.split(".")[1:])
+
+
+def op_costs(device_name: str) -> dict | None:
+    """same_counter.cu's float-against-unsigned costs (``atomics.json``'s ``op_costs``) for the device
+    whose levels apply (``atomics_name``), else those of the device that has them: the H100 and the
+    H200 are one chip, whose unsigned levels agree within 1% (12.3 ms for 2^24 adds on one counter)."""
+    devices = atomics_devices()
+    own = devices.get(device_name, {}).get("op_costs")
+    return own or next((d["op_costs"] for d in devices.values() if d.get("op_costs")), None)
+
+
+def op_factor(device_name: str, bins: int, private: bool) -> float:
+    """How many times an unsigned add's time the same loop takes with float adds at ``bins`` counters:
+    its global atomics (``private`` False) or its shared-memory copy's (a float add there is a
+    compare-and-swap loop), log-interpolated between the measured levels; 1 without a measurement."""
+    costs = op_costs(device_name)
+    rows = costs.get("f32") if costs else None
+    if not rows:
+        return 1.0
+    key = "private_factor" if private else "global_factor"
+    bins = min(max(bins, rows[0]["bins"]), rows[-1]["bins"])
+    for lo, hi in zip(rows, rows[1:]):
+        if lo["bins"] <= bins <= hi["bins"]:
+            if hi["bins"] == lo["bins"]:
+                return lo[key]
+            t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
+            return math.exp((1 - t) * math.log(lo[key]) + t * math.log(hi[key]))
+    return rows[0][key]
 
 
 def bytes_per_atomic(function, loop_indices, reductions: int) -> int:
@@ -275,19 +324,36 @@ class AtomicPrivatization(Optimizer):
         reds = sum(1 for k in body if site.function.instructions[k].base_opcode in GLOBAL_REDUCTIONS)
         width = bytes_per_atomic(site.function, body, reds)
         return Match(tuple(edges), *edge_sums(edges),
-                     data={"atomic": off, "bins": bins, "key_bytes": width, "waits": waits})
+                     data={"atomic": off, "bins": bins, "key_bytes": width, "waits": waits,
+                           # a float add among the most contended: the privatized loop does it in
+                           # shared memory too, where it is a compare-and-swap loop
+                           "float": any(float_reduction(ctx.site(o).instruction) for o, b in atomics if b == bins)})
 
     def _amdahl(self, ctx, match: Match, r: float, samples: float | None = None) -> float:
         f = (match.samples if samples is None else samples) / ctx.total if ctx.total else 0.0
         f = min(max(f, 0.0), 1.0)
         return 1.0 / ((1.0 - f) + f / r)
 
+    @staticmethod
+    def _ratio(ctx, match: Match) -> tuple[float, float, float] | None:
+        """The table's (r, low, high) for the match's counters and key width, scaled for float adds:
+        their global loop costs ``op_factor`` more; the privatized loop's shared copy too, except on
+        one counter, whose change is a reduction in registers (the loop's floor, as the unsigned
+        table's privatized time at one counter already is: 0.036 ms against a 0.038 ms stream)."""
+        name = atomics_name(ctx.device)
+        bins = match.data["bins"]
+        got = ratio(name, bins, match.data["key_bytes"])
+        if got is None or not match.data.get("float"):
+            return got
+        scale = op_factor(name, bins, False) / (1.0 if bins == 1 else op_factor(name, bins, True))
+        return tuple(r * scale for r in got)
+
     def estimate(self, ctx, match: Match) -> float:
-        got = ratio(atomics_name(ctx.device), match.data["bins"], match.data["key_bytes"])
+        got = self._ratio(ctx, match)
         return 1.0 if got is None else self._amdahl(ctx, match, got[0])
 
     def estimate_range(self, ctx, match: Match, point: float) -> tuple[float, float] | None:
-        got = ratio(atomics_name(ctx.device), match.data["bins"], match.data["key_bytes"])
+        got = self._ratio(ctx, match)
         if got is None:
             return None
         _, low, high = got
@@ -323,15 +389,34 @@ class AtomicPrivatization(Optimizer):
                 out[off] = out.get(off, 0.0) + n * share
         return out
 
+    def source_place(self, ctx, match: Match) -> tuple[str, int] | None:
+        """The contended atomic's own line: the change replaces it, while the stalls it causes sit on
+        the loop's next load, which waits behind the REDs (class_moments_atomic's ``x[i]``)."""
+        loc = ctx.location(match.data["atomic"])      # the user's call site of a toolkit atomicAdd
+        return (loc.file, loc.line) if loc is not None and loc.file and loc.line else None
+
     def describe(self, ctx, match: Match) -> str:
         bins, width = match.data["bins"], match.data["key_bytes"]
         site = ctx.site(match.data["atomic"])
         op = site.instruction.opcode if site is not None else "the atomic"
         counters = "one counter" if bins == 1 else f"at most {bins} distinct counters"
-        r = ratio(atomics_name(ctx.device), bins, width)[0]
+        r = self._ratio(ctx, match)[0]
+        floats = match.data.get("float")
+        adds = (f" Float adds cost the L2 {op_factor(atomics_name(ctx.device), 1, False):.1f}x an integer add "
+                "each on a contended counter." if floats and bins <= 8 else "")
+        if bins == 1:
+            return (f"{op} adds to one counter in global memory (its address, in the SASS), so the L2 performs "
+                    f"the grid's atomics one after another; the loop waits behind them.{adds} Sum in a register "
+                    f"over the loop, reduce the warp with __shfl_down_sync (and the block through shared memory), "
+                    f"then one atomicAdd per warp or block. Measured on the H100 and H200 (benchmarks/atomics) "
+                    f"with {width}-byte loads per atomic: the loop without its atomics is {r:.0f}x faster.")
+        cas = (" A float atomicAdd in shared memory is a compare-and-swap loop on sm_90 (no native "
+               "one), which the estimate prices (benchmarks/atomics, same_counter.cu); where the counters "
+               "are few and known at compile time, per-thread partials in registers and a warp shuffle "
+               "reduction avoid it." if floats else "")
         return (f"{op} adds to {counters} in global memory (its address, in the SASS), so the L2 "
                 f"performs the grid's atomics one after another per counter; the loop waits behind "
-                f"them. Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "
+                f"them.{adds} Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "
                 f"there, __syncthreads), then add each non-zero counter to global memory once per "
                 f"block. Measured on the H100 (benchmarks/atomics) at {bins} counters and {width}-byte "
-                f"keys: the privatized loop is {r:.0f}x faster.")
+                f"keys: the privatized loop is {r:.0f}x faster.{cas}")
