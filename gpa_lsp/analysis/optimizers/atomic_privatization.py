@@ -408,8 +408,9 @@ class AtomicPrivatization(Optimizer):
             return (f"{op} adds to one counter in global memory (its address, in the SASS), so the L2 performs "
                     f"the grid's atomics one after another; the loop waits behind them.{adds} Sum in a register "
                     f"over the loop, reduce the warp with __shfl_down_sync (and the block through shared memory), "
-                    f"then one atomicAdd per warp or block. Measured on the H100 and H200 (benchmarks/atomics) "
-                    f"with {width}-byte loads per atomic: the loop without its atomics is {r:.0f}x faster.")
+                    f"then one atomicAdd per warp or block. From the loops measured on the H100 and H200 "
+                    f"(benchmarks/atomics) with {width}-byte loads per atomic: the loop without its atomics is "
+                    f"{r:.0f}x faster.")
         cas = (" A float atomicAdd in shared memory is a compare-and-swap loop on sm_90 (no native "
                "one), which the estimate prices (benchmarks/atomics, same_counter.cu); where the counters "
                "are few and known at compile time, per-thread partials in registers and a warp shuffle "
@@ -418,5 +419,6 @@ class AtomicPrivatization(Optimizer):
                 f"performs the grid's atomics one after another per counter; the loop waits behind "
                 f"them.{adds} Keep a per-block copy of the counters in shared memory (zero it, atomicAdd "
                 f"there, __syncthreads), then add each non-zero counter to global memory once per "
-                f"block. Measured on the H100 (benchmarks/atomics) at {bins} counters and {width}-byte "
-                f"keys: the privatized loop is {r:.0f}x faster.{cas}")
+                f"block. From the loops measured on the H100 (benchmarks/atomics) at {bins} counters and "
+                f"{width}-byte keys{', with float adds' if floats else ''}: the privatized loop is {r:.0f}x "
+                f"faster.{cas}")
