@@ -10,7 +10,8 @@ quarter of the passes for those loads; the L2 and DRAM move the same sectors as 
 Where the L1 holds the time (its share of peak is the highest of the kernel's units), the time
 after is priced by the units: the L1's work falls by three quarters of the widenable loads' share
 of the global sectors (ncu's per-instruction sector counts), the other units' work stays, and the
-busiest unit after, relative to the L1 now, is the time left (the issue slots less the loads merged). Calibration: kernels/gnn_aggregate
+busiest unit after, relative to the L1 now, is the time left (the issue slots less the loads
+merged). Calibration: kernels/gnn_aggregate
 (a thread per node walks 32-float neighbour rows, L1 at 82%, L2 at 42%: 1.94x priced, float4
 measured 2.25x) and kernels/restrict_fir (24 inputs per thread, L1 at 95%, L2 at 49%: 1.93x
 priced, float4_in 1.81x).
@@ -72,14 +73,16 @@ def widened_l1_estimate(ctx: KernelContext) -> tuple[float, float] | None:
     wide = widenable_loads(ctx)
     if not wide:
         return None
-    total = part = 0
+    total = part = executed = loads = 0
     for o, p in ctx.pcs.items():
+        executed += p.executed or 0
         site = ctx.site(o)
         if site is None or not p.sectors or not _global(site.instruction):
             continue
         total += p.sectors
         if o in wide:
             part += p.sectors
+            loads += p.executed or 0
     if not total:
         return None
     share = part / total
@@ -89,8 +92,6 @@ def widened_l1_estimate(ctx: KernelContext) -> tuple[float, float] | None:
     # less the loads the widening merges (three of four). Calibration proto_quadform: L1 at 98%,
     # issue at 72% and SM pipes at 71% of peak; the L1's work left alone priced 3.05x, float4_x
     # measured 1.31x
-    executed = sum(p.executed or 0 for p in ctx.pcs.values())
-    loads = sum(ctx.pcs[o].executed or 0 for o in wide)
-    issue = units.get("issue", 0.0) * (1.0 - merged * loads / executed) if executed else units.get("issue", 0.0)
+    issue = units.get("issue", 0.0) * (1.0 - merged * loads / executed if executed else 1.0)
     rest = max([v for k, v in units.items() if k in ("l2", "dram", "sm")] + [issue])
     return l1 / max(after, rest, 1e-9), share

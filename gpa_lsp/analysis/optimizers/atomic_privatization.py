@@ -112,16 +112,21 @@ def ratio(device_name: str, bins: int, key_bytes: int = 4,
         return None
     for lo, hi in zip(rows, rows[1:]):
         if lo["bins"] <= bins <= hi["bins"]:
-            if bins == lo["bins"]:
-                r = lo["ratio"]
-            elif bins == hi["bins"]:
-                r = hi["ratio"]
-            else:
-                t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
-                r = math.exp((1 - t) * math.log(lo["ratio"]) + t * math.log(hi["ratio"]))
+            r = _log_between(lo, hi, bins, "ratio")
             return r, min(lo["ratio"], hi["ratio"], r), max(lo["ratio"], hi["ratio"], r)
     r = rows[0]["ratio"]
     return r, r, r
+
+
+def _log_between(lo: dict, hi: dict, bins: int, key: str) -> float:
+    """``key`` at ``bins`` counters between two measured levels, interpolated in log-log (the
+    levels' own values at their counters)."""
+    if bins == lo["bins"] or hi["bins"] == lo["bins"]:
+        return lo[key]
+    if bins == hi["bins"]:
+        return hi[key]
+    t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
+    return math.exp((1 - t) * math.log(lo[key]) + t * math.log(hi[key]))
 
 
 # the operand types of a float reduction (``RED.E.ADD.F32.FTZ.RN``) that the L2 adds at 2.4x an
@@ -156,10 +161,7 @@ def op_factor(device_name: str, bins: int, private: bool) -> float:
     bins = min(max(bins, rows[0]["bins"]), rows[-1]["bins"])
     for lo, hi in zip(rows, rows[1:]):
         if lo["bins"] <= bins <= hi["bins"]:
-            if hi["bins"] == lo["bins"]:
-                return lo[key]
-            t = (math.log(bins) - math.log(lo["bins"])) / (math.log(hi["bins"]) - math.log(lo["bins"]))
-            return math.exp((1 - t) * math.log(lo[key]) + t * math.log(hi[key]))
+            return _log_between(lo, hi, bins, key)
     return rows[0][key]
 
 
